@@ -1,0 +1,57 @@
+/* The standard layer collection: shared declarations and small helpers. */
+#ifndef STD_H
+#define STD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "st-plugin.h"
+
+/* Each file of the collection exports one table of layer types. */
+extern const st_layer_desc std_conv_layers[];   /* std-conv.c */
+extern const int std_conv_layer_count;
+extern const st_layer_desc std_norm_layers[];   /* std-norm.c */
+extern const int std_norm_layer_count;
+extern const st_layer_desc std_tensor_layers[]; /* std-tensor.c */
+extern const int std_tensor_layer_count;
+extern const st_layer_desc std_shape_layers[];  /* std-shape.c */
+extern const int std_shape_layer_count;
+extern const st_activation_desc std_activations[]; /* std-activation.c */
+extern const int std_activation_count;
+
+/* The entry point; also callable directly when the collection is linked in. */
+int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
+
+#define STD_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* a * b, or -1 when either is negative or the product overflows. */
+static inline int64_t
+std_mul(int64_t a, int64_t b)
+{
+	if (a < 0 || b < 0)
+		return -1;
+	if (a != 0 && b > INT64_MAX / a)
+		return -1;
+	return a * b;
+}
+
+/* a + b for non-negative a and b, or -1 on overflow. */
+static inline int64_t
+std_add(int64_t a, int64_t b)
+{
+	if (a < 0 || b < 0 || a > INT64_MAX - b)
+		return -1;
+	return a + b;
+}
+
+/* Normalises an axis in [-rank, rank) to [0, rank); -1 when out of range. */
+static inline int
+std_axis(int64_t axis, int rank)
+{
+	if (axis < -rank || axis >= rank)
+		return -1;
+	return (int)(axis < 0 ? axis + rank : axis);
+}
+
+#endif

@@ -1,0 +1,87 @@
+/* Helpers the subcommands share: loading, number formatting, JSON output. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+st_registry *
+cli_registry(void)
+{
+	st_registry *r = st_registry_new();
+	st_registry_load_default(r);
+	return r;
+}
+
+st_graph *
+cli_load_model(const st_registry *r, const char *path)
+{
+	st_diag d;
+	st_diag_init(&d);
+	st_graph *g = st_model_load(path, r, &d);
+	st_diag_print(&d, stderr);
+	if (g == NULL && r->n_types == 0) {
+		char *search = st_registry_search_path();
+		fprintf(stderr, "note: no plugin is loaded (searched %s); see strata plugins\n", search);
+		free(search);
+	}
+	st_diag_free(&d);
+	return g;
+}
+
+void
+cli_human_count(double v, char *buf, int size)
+{
+	static const char *const units[] = { "", " k", " M", " G", " T", " P" };
+	int u = 0;
+	while (v >= 1000 && u < 5) {
+		v /= 1000;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, (size_t)size, "%.0f", v);
+	else
+		snprintf(buf, (size_t)size, "%.*f%s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
+}
+
+void
+cli_human_bytes(double v, char *buf, int size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	int u = 0;
+	while (v >= 1024 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, (size_t)size, "%.0f B", v);
+	else
+		snprintf(buf, (size_t)size, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
+}
+
+void
+cli_print_json(cJSON *root)
+{
+	char *text = cJSON_Print(root);
+	if (text != NULL) {
+		fputs(text, stdout);
+		fputc('\n', stdout);
+		cJSON_free(text);
+	}
+	cJSON_Delete(root);
+}
+
+const char *
+cli_severity_name(st_severity s)
+{
+	switch (s) {
+	case ST_SEVERITY_ERROR:
+		return "error";
+	case ST_SEVERITY_WARNING:
+		return "warning";
+	default:
+		return "info";
+	}
+}

@@ -1,0 +1,97 @@
+/* The command line: one table of subcommands, each in its own file. */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stdbool.h>
+
+#include "st-core.h"
+
+/* Exit codes, the same for every subcommand. */
+enum {
+	EXIT_OK = 0,
+	EXIT_PROBLEM = 1, /* the check, comparison or run found a problem */
+	EXIT_USAGE = 2,   /* bad usage, or an input that cannot be read or parsed */
+	EXIT_RUNTIME = 3  /* out of memory, backend unavailable, interrupted */
+};
+
+typedef struct cli_option {
+	const char *name;  /* long name without dashes: "json" */
+	char short_name;   /* or 0 */
+	const char *arg;   /* name of its argument ("FILE"), or NULL for a flag */
+	const char *help;
+	bool repeat;       /* may be given several times */
+} cli_option;
+
+/* What a positional argument completes to in the shell. */
+typedef enum cli_complete {
+	CLI_COMPLETE_NONE,
+	CLI_COMPLETE_MODEL,    /* *.json files */
+	CLI_COMPLETE_FILE,
+	CLI_COMPLETE_COMMAND   /* a subcommand name */
+} cli_complete;
+
+typedef struct cli_args cli_args;
+
+typedef struct cli_command {
+	const char *name;
+	const char *usage;       /* arguments after the name */
+	const char *summary;     /* one line */
+	const char *description; /* a paragraph for --help and the man page */
+	const cli_option *options;
+	int min_args, max_args;  /* positional arguments; max -1: any */
+	cli_complete complete;
+	int (*run)(const cli_args *a);
+} cli_command;
+
+/* Parsed arguments of one subcommand. */
+struct cli_args {
+	const cli_command *cmd;
+	int argc;         /* positional arguments */
+	char **argv;
+	/* Options by position in cmd->options: count given and last value. */
+	int counts[16];
+	const char *values[16];
+	/* Every value of a repeatable option, in order. */
+	const char **multi[16];
+	int n_multi[16];
+	/* Every option as given, in command-line order. */
+	int n_given;
+	int *given_option;
+	const char **given_value;
+};
+
+extern const cli_command cli_commands[];
+extern const int cli_n_commands;
+const cli_command *cli_find(const char *name);
+
+/* Option lookup by long name. */
+bool cli_flag(const cli_args *a, const char *name);
+const char *cli_value(const cli_args *a, const char *name);
+int cli_values(const cli_args *a, const char *name, const char ***values);
+
+/* cli-util.c: a registry from the plugin search path; caller frees with st_registry_free. */
+st_registry *cli_registry(void);
+/* Loads a model, printing load errors to stderr. Caller frees the graph. */
+st_graph *cli_load_model(const st_registry *r, const char *path);
+/* Formats counts as 1.23 k / M / G (flops, params) and bytes as KiB/MiB/GiB. */
+void cli_human_count(double v, char *buf, int size);
+void cli_human_bytes(double v, char *buf, int size);
+/* Prints a cJSON tree to stdout and frees it. */
+void cli_print_json(cJSON *root);
+const char *cli_severity_name(st_severity s);
+
+/* The subcommands (cmd-*.c). */
+int cli_cmd_check(const cli_args *a);
+int cli_cmd_info(const cli_args *a);
+int cli_cmd_layers(const cli_args *a);
+int cli_cmd_plugins(const cli_args *a);
+int cli_cmd_new(const cli_args *a);
+int cli_cmd_edit(const cli_args *a);
+int cli_cmd_help(const cli_args *a);
+int cli_cmd_version(const cli_args *a);
+
+/* cmd-help.c */
+void cli_print_usage(FILE *out);
+void cli_print_command_help(const cli_command *c, FILE *out);
+
+#endif

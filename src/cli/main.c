@@ -1,0 +1,262 @@
+/* strata: the command table, argument parsing and dispatch. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const cli_option json_only[] = {
+	{ "json", 0, NULL, "print the result as JSON", false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
+static const cli_option check_options[] = {
+	{ "json", 0, NULL, "print the result as JSON", false },
+	{ "quiet", 'q', NULL, "print nothing; only the exit code tells", false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
+static const cli_option layers_options[] = {
+	{ "category", 0, "CATEGORY", "list only the layer types of one palette category", false },
+	{ "json", 0, NULL, "print the palette as JSON", false },
+	{ "markdown", 0, "DIR", "write one Markdown page per layer type into DIR", false },
+	{ "prose", 0, "DIR", "with --markdown: take hand-written prose from DIR/<type>.md", false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
+static const cli_option new_options[] = {
+	{ "name", 0, "NAME", "the network's name (default: from the file name)", false },
+	{ "force", 0, NULL, "replace an existing file", false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
+static const cli_option edit_options[] = {
+	{ "command", 'c', "SCRIPT", "run edit commands (separated by ';') without the TUI", true },
+	{ "file", 'f', "FILE", "run edit commands from FILE without the TUI", true },
+	{ "list-commands", 0, NULL, "list the edit commands with their one-line help", false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
+static const cli_option help_options[] = {
+	{ "man", 0, NULL, "print the strata(1) man page source", false },
+	{ "bash-completion", 0, NULL, "print the bash completion script", false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
+static const cli_option no_options[] = { { NULL, 0, NULL, NULL, false } };
+
+const cli_command cli_commands[] = {
+	{ "check", "MODEL", "type-check a model",
+	  "Loads MODEL, runs the type checker over every layer and prints each message as "
+	  "file:line:column: severity: layer: text. Exits 1 when there are errors.",
+	  check_options, 1, 1, CLI_COMPLETE_MODEL, cli_cmd_check },
+	{ "info", "MODEL", "show layers, shapes, parameters, FLOPs and memory",
+	  "Prints a table of every layer with its type, output shape, parameter count, "
+	  "floating-point operations for one inference and activation memory, with totals.",
+	  json_only, 1, 1, CLI_COMPLETE_MODEL, cli_cmd_info },
+	{ "layers", "", "list the layer types of the palette",
+	  "Lists the layer types the loaded plugins provide, by palette category, and the "
+	  "activations that can be attached to layers.",
+	  layers_options, 0, 0, CLI_COMPLETE_NONE, cli_cmd_layers },
+	{ "plugins", "", "list the plugins, loaded and refused",
+	  "Lists every plugin found on the search path with its version, author and what it "
+	  "provides, and every plugin or layer type that was refused, with the reason.",
+	  json_only, 0, 0, CLI_COMPLETE_NONE, cli_cmd_plugins },
+	{ "new", "FILE", "create an empty model",
+	  "Writes an empty model to FILE. An existing file is kept unless --force is given.",
+	  new_options, 1, 1, CLI_COMPLETE_FILE, cli_cmd_new },
+	{ "edit", "MODEL", "edit a model, in the TUI or headless",
+	  "With -c or -f, runs edit commands on MODEL without the TUI, stopping at the first "
+	  "error with its position in the script; 'save' writes the model atomically. "
+	  "Every command is listed by --list-commands.",
+	  edit_options, 0, 1, CLI_COMPLETE_MODEL, cli_cmd_edit },
+	{ "help", "[COMMAND]", "describe strata or one of its commands",
+	  "Without a command, lists every command; with one, describes its arguments and options.",
+	  help_options, 0, 1, CLI_COMPLETE_COMMAND, cli_cmd_help },
+	{ "version", "", "print the version and the build options",
+	  "Prints the version, the plugin ABI and model format versions, and what was built.",
+	  no_options, 0, 0, CLI_COMPLETE_NONE, cli_cmd_version },
+};
+const int cli_n_commands = (int)(sizeof cli_commands / sizeof cli_commands[0]);
+
+const cli_command *
+cli_find(const char *name)
+{
+	for (int i = 0; i < cli_n_commands; i++) {
+		if (strcmp(cli_commands[i].name, name) == 0)
+			return &cli_commands[i];
+	}
+	return NULL;
+}
+
+static int
+option_index(const cli_command *c, const char *name)
+{
+	for (int i = 0; c->options[i].name; i++) {
+		if (strcmp(c->options[i].name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+bool
+cli_flag(const cli_args *a, const char *name)
+{
+	int i = option_index(a->cmd, name);
+	return i >= 0 && a->counts[i] > 0;
+}
+
+const char *
+cli_value(const cli_args *a, const char *name)
+{
+	int i = option_index(a->cmd, name);
+	return i >= 0 ? a->values[i] : NULL;
+}
+
+int
+cli_values(const cli_args *a, const char *name, const char ***values)
+{
+	int i = option_index(a->cmd, name);
+	*values = i >= 0 ? a->multi[i] : NULL;
+	return i >= 0 ? a->n_multi[i] : 0;
+}
+
+static void
+add_value(cli_args *a, int i, const char *v)
+{
+	a->counts[i]++;
+	a->values[i] = v;
+	a->multi[i] = st_xreallocarray(a->multi[i], (size_t)a->n_multi[i] + 1, sizeof *a->multi[i]);
+	a->multi[i][a->n_multi[i]++] = v;
+	a->given_option = st_xreallocarray(a->given_option, (size_t)a->n_given + 1, sizeof *a->given_option);
+	a->given_value = st_xreallocarray(a->given_value, (size_t)a->n_given + 1, sizeof *a->given_value);
+	a->given_option[a->n_given] = i;
+	a->given_value[a->n_given] = v;
+	a->n_given++;
+}
+
+/* Parses argv (after the subcommand name). Returns 0, 1 for --help, -1 on error. */
+static int
+parse_args(const cli_command *c, int argc, char **argv, cli_args *a)
+{
+	memset(a, 0, sizeof *a);
+	a->cmd = c;
+	a->argv = st_xcalloc((size_t)argc + 1, sizeof *a->argv);
+	bool only_positional = false;
+	for (int i = 0; i < argc; i++) {
+		char *arg = argv[i];
+		if (only_positional || arg[0] != '-' || arg[1] == '\0') {
+			a->argv[a->argc++] = arg;
+			continue;
+		}
+		if (strcmp(arg, "--") == 0) {
+			only_positional = true;
+			continue;
+		}
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0)
+			return 1;
+		int k = -1;
+		const char *inline_value = NULL;
+		if (arg[1] == '-') {
+			char *name = st_xstrdup(arg + 2);
+			char *eq = strchr(name, '=');
+			if (eq) {
+				*eq = '\0';
+				inline_value = arg + 2 + (eq - name) + 1;
+			}
+			k = option_index(c, name);
+			free(name);
+		} else if (arg[2] == '\0') {
+			for (int j = 0; c->options[j].name; j++) {
+				if (c->options[j].short_name == arg[1])
+					k = j;
+			}
+		}
+		if (k < 0) {
+			fprintf(stderr, "strata %s: unknown option '%s' (see strata %s --help)\n", c->name, arg,
+			        c->name);
+			return -1;
+		}
+		const cli_option *o = &c->options[k];
+		if (o->arg == NULL) {
+			if (inline_value) {
+				fprintf(stderr, "strata %s: --%s takes no value\n", c->name, o->name);
+				return -1;
+			}
+			add_value(a, k, "");
+		} else if (inline_value) {
+			add_value(a, k, inline_value);
+		} else if (i + 1 < argc) {
+			add_value(a, k, argv[++i]);
+		} else {
+			fprintf(stderr, "strata %s: --%s needs a value (%s)\n", c->name, o->name, o->arg);
+			return -1;
+		}
+		if (a->counts[k] > 1 && !o->repeat) {
+			fprintf(stderr, "strata %s: --%s is given more than once\n", c->name, o->name);
+			return -1;
+		}
+	}
+	if (a->argc < c->min_args || (c->max_args >= 0 && a->argc > c->max_args)) {
+		fprintf(stderr, "usage: strata %s %s\n", c->name, c->usage);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+free_args(cli_args *a)
+{
+	for (int i = 0; i < 16; i++)
+		free(a->multi[i]);
+	free(a->given_option);
+	free(a->given_value);
+	free(a->argv);
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc < 2) {
+		cli_print_usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+		cli_print_usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0)
+		name = "version";
+	const cli_command *c = cli_find(name);
+	if (c == NULL) {
+		if (name[0] == '-') {
+			fprintf(stderr, "strata: unknown option '%s' (see strata --help)\n", name);
+			return EXIT_USAGE;
+		}
+		/* strata MODEL opens the editor: read it as strata edit MODEL. */
+		char **edit_argv = st_xcalloc((size_t)argc + 2, sizeof *edit_argv);
+		edit_argv[0] = argv[0];
+		edit_argv[1] = (char *)"edit";
+		memcpy(edit_argv + 2, argv + 1, sizeof *argv * (size_t)(argc - 1));
+		argv = edit_argv;
+		argc++;
+		c = cli_find("edit");
+	}
+	cli_args a;
+	int rc = parse_args(c, argc - 2, argv + 2, &a);
+	if (rc == 1) {
+		cli_print_command_help(c, stdout);
+		free_args(&a);
+		return EXIT_OK;
+	}
+	if (rc != 0) {
+		free_args(&a);
+		return EXIT_USAGE;
+	}
+	rc = c->run(&a);
+	free_args(&a);
+	return rc;
+}

@@ -1,0 +1,675 @@
+/* Model files: JSON in, a graph out, with errors that name the file, line,
+ * column, JSON path and field; and the graph back to canonical JSON. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "st-core.h"
+
+#define POS_LIMIT 1000000 /* canvas coordinates stay within +-this */
+
+typedef struct loader {
+	const char *file;
+	st_json_doc doc;
+	st_diag *diag;
+	const st_registry *registry;
+	st_graph *graph;
+	bool newer_minor; /* written by a newer minor version: keep unknown fields */
+	int errors;
+} loader;
+
+/* Reports a problem at node, with its JSON path. */
+static void
+report(loader *ld, st_severity sev, const cJSON *node, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void
+report(loader *ld, st_severity sev, const cJSON *node, const char *path, const char *fmt, ...)
+{
+	int line, col;
+	st_json_position(&ld->doc, node, &line, &col);
+	va_list ap;
+	va_start(ap, fmt);
+	char *text = st_xvasprintf(fmt, ap);
+	va_end(ap);
+	if (path != NULL && *path)
+		st_diag_add(ld->diag, sev, ld->file, line, col, "%s (at %s)", text, path);
+	else
+		st_diag_add(ld->diag, sev, ld->file, line, col, "%s", text);
+	free(text);
+	if (sev == ST_SEVERITY_ERROR)
+		ld->errors++;
+}
+
+/* Finds the closest of names[0..n) to name, for "did you mean". */
+static const char *
+closest(const char *name, const char *const *names, int n)
+{
+	const char *best = NULL;
+	int limit = (int)strlen(name) / 3 + 1;
+	if (limit > 3)
+		limit = 3;
+	for (int i = 0; i < n; i++) {
+		int d = st_edit_distance(name, names[i]);
+		if (d <= limit) {
+			limit = d - 1;
+			best = names[i];
+		}
+	}
+	return best;
+}
+
+/* Handles a field the schema does not know: kept for newer files, an error otherwise. */
+static void
+unknown_field(loader *ld, const cJSON *item, const char *path, const char *where, cJSON **keep,
+              const char *const *known, int n_known)
+{
+	if (ld->newer_minor) {
+		if (*keep == NULL)
+			*keep = cJSON_CreateObject();
+		cJSON_AddItemToObject(*keep, item->string, cJSON_Duplicate(item, 1));
+		return;
+	}
+	const char *hint = closest(item->string, known, n_known);
+	if (hint)
+		report(ld, ST_SEVERITY_ERROR, item, path, "unknown field '%s' in %s (did you mean '%s'?)",
+		       item->string, where, hint);
+	else
+		report(ld, ST_SEVERITY_ERROR, item, path, "unknown field '%s' in %s", item->string, where);
+}
+
+/* Whether an earlier member of parent has the same key as item. */
+static bool
+seen_before(const cJSON *parent, const cJSON *item)
+{
+	for (const cJSON *c = parent->child; c && c != item; c = c->next) {
+		if (c->string && strcmp(c->string, item->string) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Parses one parameter object against a schema into params. */
+static void
+load_params(loader *ld, const cJSON *obj, const char *path, const char *owner,
+            const char *schema_name, const st_param_desc *descs, int n_descs, st_params *params,
+            bool schema_known)
+{
+	if (!cJSON_IsObject(obj)) {
+		report(ld, ST_SEVERITY_ERROR, obj, path, "%s: '%s' must be an object of name: value pairs",
+		       owner, obj->string ? obj->string : "params");
+		return;
+	}
+	const char **names = st_xcalloc((size_t)(n_descs ? n_descs : 1), sizeof *names);
+	for (int i = 0; i < n_descs; i++)
+		names[i] = descs[i].name;
+	for (const cJSON *item = obj->child; item; item = item->next) {
+		char *ipath = st_xasprintf("%s.%s", path, item->string);
+		if (seen_before(obj, item)) {
+			report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: parameter '%s' is given twice", owner,
+			       item->string);
+			free(ipath);
+			continue;
+		}
+		int idx = schema_known ? st_params_find(descs, n_descs, item->string) : -1;
+		if (idx < 0) {
+			if (!schema_known || ld->newer_minor) {
+				if (params->unknown == NULL)
+					params->unknown = cJSON_CreateObject();
+				cJSON_AddItemToObject(params->unknown, item->string, cJSON_Duplicate(item, 1));
+			} else {
+				const char *hint = closest(item->string, names, n_descs);
+				if (hint)
+					report(ld, ST_SEVERITY_ERROR, item, ipath,
+					       "%s: %s has no parameter '%s' (did you mean '%s'?)", owner, schema_name,
+					       item->string, hint);
+				else
+					report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: %s has no parameter '%s'",
+					       owner, schema_name, item->string);
+			}
+			free(ipath);
+			continue;
+		}
+		char why[256];
+		st_value v;
+		if (st_value_from_json(&descs[idx], item, &v, why, sizeof why) != 0) {
+			report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: parameter '%s' %s", owner, item->string,
+			       why);
+		} else {
+			st_value_clear(&params->values[idx]);
+			params->values[idx] = v;
+			params->set[idx] = true;
+		}
+		free(ipath);
+	}
+	free(names);
+}
+
+static void
+load_network(loader *ld, const cJSON *net)
+{
+	static const char *const known[] = { "name", "version", "description", "tensor_format", "weights" };
+	if (!cJSON_IsObject(net)) {
+		report(ld, ST_SEVERITY_ERROR, net, "network", "'network' must be an object");
+		return;
+	}
+	st_graph *g = ld->graph;
+	for (const cJSON *item = net->child; item; item = item->next) {
+		char *path = st_xasprintf("network.%s", item->string);
+		int idx = st_params_find(st_network_params, ST_NET_COUNT, item->string);
+		if (seen_before(net, item)) {
+			report(ld, ST_SEVERITY_ERROR, item, path, "field '%s' is given twice", item->string);
+		} else if (idx < 0) {
+			unknown_field(ld, item, path, "network", &g->network_extra, known, ST_NET_COUNT);
+		} else {
+			char why[256];
+			st_value v;
+			if (st_value_from_json(&st_network_params[idx], item, &v, why, sizeof why) != 0) {
+				report(ld, ST_SEVERITY_ERROR, item, path, "network: '%s' %s", item->string, why);
+			} else {
+				st_value_clear(&g->network.values[idx]);
+				g->network.values[idx] = v;
+				g->network.set[idx] = true;
+			}
+		}
+		free(path);
+	}
+}
+
+static void
+load_activation(loader *ld, st_layer *l, const cJSON *act, const char *path, const char *owner)
+{
+	const cJSON *type = NULL;
+	if (cJSON_IsString(act)) {
+		type = act; /* "activation": "relu" is short for {"type": "relu"} */
+	} else if (cJSON_IsObject(act)) {
+		type = cJSON_GetObjectItemCaseSensitive(act, "type");
+		if (!cJSON_IsString(type)) {
+			report(ld, ST_SEVERITY_ERROR, type ? type : act, path,
+			       "%s: the activation needs a \"type\" string, such as \"relu\"", owner);
+			return;
+		}
+	} else if (cJSON_IsNull(act)) {
+		return;
+	} else {
+		report(ld, ST_SEVERITY_ERROR, act, path,
+		       "%s: 'activation' must be an object such as {\"type\": \"relu\"}", owner);
+		return;
+	}
+	if (strcmp(type->valuestring, "none") == 0)
+		return;
+	l->act.type_name = st_xstrdup(type->valuestring);
+	l->act.type = st_registry_find_activation(ld->registry, type->valuestring);
+	const st_activation_desc *d = l->act.type ? l->act.type->desc : NULL;
+	if (d != NULL)
+		st_params_init(&l->act.coef, d->params, d->n_params, l->act.type->defaults);
+	else
+		st_params_init(&l->act.coef, NULL, 0, NULL);
+	if (!cJSON_IsObject(act))
+		return;
+	for (const cJSON *item = act->child; item; item = item->next) {
+		if (strcmp(item->string, "type") == 0)
+			continue;
+		char *ipath = st_xasprintf("%s.%s", path, item->string);
+		int idx = d ? st_params_find(d->params, d->n_params, item->string) : -1;
+		if (seen_before(act, item)) {
+			report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: '%s' is given twice", owner, item->string);
+		} else if (idx < 0 && d != NULL && !ld->newer_minor) {
+			const char **names = st_xcalloc((size_t)d->n_params + 1, sizeof *names);
+			for (int i = 0; i < d->n_params; i++)
+				names[i] = d->params[i].name;
+			const char *hint = closest(item->string, names, d->n_params);
+			report(ld, ST_SEVERITY_ERROR, item, ipath,
+			       "%s: activation %s has no coefficient '%s'%s%s%s", owner, d->name, item->string,
+			       hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+			free(names);
+		} else if (idx < 0) {
+			if (l->act.coef.unknown == NULL)
+				l->act.coef.unknown = cJSON_CreateObject();
+			cJSON_AddItemToObject(l->act.coef.unknown, item->string, cJSON_Duplicate(item, 1));
+		} else {
+			char why[256];
+			st_value v;
+			if (st_value_from_json(&d->params[idx], item, &v, why, sizeof why) != 0) {
+				report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: activation coefficient '%s' %s",
+				       owner, item->string, why);
+			} else {
+				st_value_clear(&l->act.coef.values[idx]);
+				l->act.coef.values[idx] = v;
+				l->act.coef.set[idx] = true;
+			}
+		}
+		free(ipath);
+	}
+}
+
+/* Splits "layer.3" into name and output; a missing ".N" means output 0. */
+static bool
+parse_reference(const char *ref, char **name, int *output)
+{
+	const char *dot = strrchr(ref, '.');
+	*output = 0;
+	if (dot != NULL && dot[1] != '\0' && strspn(dot + 1, "0123456789") == strlen(dot + 1)) {
+		if (strlen(dot + 1) > 4)
+			return false;
+		*output = atoi(dot + 1);
+		*name = st_xstrndup(ref, (size_t)(dot - ref));
+	} else {
+		*name = st_xstrdup(ref);
+	}
+	return **name != '\0';
+}
+
+/* Layer fields that links resolve after every layer exists. */
+typedef struct pending_inputs {
+	st_layer *layer;
+	const cJSON *inputs;
+	int index;
+} pending_inputs;
+
+static st_layer *
+load_layer(loader *ld, const cJSON *obj, int index, pending_inputs *pending)
+{
+	static const char *const known[] = { "name", "type", "params", "activation", "inputs", "pos",
+		                             "minimized" };
+	char path[64];
+	snprintf(path, sizeof path, "layers[%d]", index);
+	if (!cJSON_IsObject(obj)) {
+		report(ld, ST_SEVERITY_ERROR, obj, path, "each layer must be an object with a name and a type");
+		return NULL;
+	}
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(obj, "name");
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(obj, "type");
+	if (!cJSON_IsString(name)) {
+		report(ld, ST_SEVERITY_ERROR, name ? name : obj, path,
+		       name ? "layer %d: 'name' must be a string" : "layer %d has no 'name'", index);
+		return NULL;
+	}
+	char owner[200];
+	snprintf(owner, sizeof owner, "layer '%.150s'", name->valuestring);
+	if (!cJSON_IsString(type) || type->valuestring[0] == '\0') {
+		report(ld, ST_SEVERITY_ERROR, type ? type : obj, path,
+		       type ? "%s: 'type' must be a layer type name" : "%s has no 'type'", owner);
+		return NULL;
+	}
+	st_layer *l = st_layer_new(ld->registry, type->valuestring, name->valuestring);
+	int line, col;
+	st_json_position(&ld->doc, obj, &line, &col);
+	l->src_line = line;
+	l->src_col = col;
+	const st_layer_desc *d = l->type ? l->type->desc : NULL;
+	for (const cJSON *item = obj->child; item; item = item->next) {
+		char *ipath = st_xasprintf("%s.%s", path, item->string);
+		if (seen_before(obj, item)) {
+			report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: field '%s' is given twice", owner,
+			       item->string);
+		} else if (strcmp(item->string, "name") == 0 || strcmp(item->string, "type") == 0) {
+			/* read above */
+		} else if (strcmp(item->string, "params") == 0) {
+			load_params(ld, item, ipath, owner, l->type_name, d ? d->params : NULL,
+			            d ? d->n_params : 0, &l->params, d != NULL);
+		} else if (strcmp(item->string, "activation") == 0) {
+			load_activation(ld, l, item, ipath, owner);
+		} else if (strcmp(item->string, "inputs") == 0) {
+			if (!cJSON_IsArray(item))
+				report(ld, ST_SEVERITY_ERROR, item, ipath,
+				       "%s: 'inputs' must be a list such as [\"data.0\"]", owner);
+			else {
+				pending->layer = l;
+				pending->inputs = item;
+				pending->index = index;
+			}
+		} else if (strcmp(item->string, "pos") == 0) {
+			const cJSON *x = cJSON_GetArrayItem(item, 0), *y = cJSON_GetArrayItem(item, 1);
+			if (!cJSON_IsArray(item) || cJSON_GetArraySize(item) != 2 || !cJSON_IsNumber(x) ||
+			    !cJSON_IsNumber(y) || x->valuedouble != floor(x->valuedouble) ||
+			    y->valuedouble != floor(y->valuedouble) || fabs(x->valuedouble) > POS_LIMIT ||
+			    fabs(y->valuedouble) > POS_LIMIT)
+				report(ld, ST_SEVERITY_ERROR, item, ipath,
+				       "%s: 'pos' must be two integers [x, y] within +-%d", owner, POS_LIMIT);
+			else {
+				l->x = (int)x->valuedouble;
+				l->y = (int)y->valuedouble;
+			}
+		} else if (strcmp(item->string, "minimized") == 0) {
+			if (!cJSON_IsBool(item))
+				report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: 'minimized' must be true or false",
+				       owner);
+			else
+				l->minimized = cJSON_IsTrue(item);
+		} else {
+			char where[220];
+			snprintf(where, sizeof where, "%s", owner);
+			unknown_field(ld, item, ipath, where, &l->extra, known,
+			              (int)(sizeof known / sizeof known[0]));
+		}
+		free(ipath);
+	}
+	return l;
+}
+
+static void
+resolve_inputs(loader *ld, const pending_inputs *p)
+{
+	st_layer *l = p->layer;
+	char owner[200];
+	snprintf(owner, sizeof owner, "layer '%.150s'", l->name);
+	int n = cJSON_GetArraySize(p->inputs);
+	const st_layer_desc *d = l->type ? l->type->desc : NULL;
+	bool infinite = d && d->n_inputs > 0 && (d->inputs[d->n_inputs - 1].flags & ST_PORT_INFINITE);
+	if (d != NULL && !infinite && n > d->n_inputs) {
+		char path[64];
+		snprintf(path, sizeof path, "layers[%d].inputs", p->index);
+		report(ld, ST_SEVERITY_ERROR, p->inputs, path, "%s has %d inputs, but %s takes %d", owner, n,
+		       d->name, d->n_inputs);
+		return;
+	}
+	if (n > 4096) {
+		char path[64];
+		snprintf(path, sizeof path, "layers[%d].inputs", p->index);
+		report(ld, ST_SEVERITY_ERROR, p->inputs, path, "%s has more than 4096 inputs", owner);
+		return;
+	}
+	int i = 0;
+	for (const cJSON *ref = p->inputs->child; ref; ref = ref->next, i++) {
+		char path[80];
+		snprintf(path, sizeof path, "layers[%d].inputs[%d]", p->index, i);
+		if (cJSON_IsNull(ref)) {
+			if (i >= l->n_inputs) {
+				/* Keep an unlinked terminal of an unknown type or an infinite input. */
+				l->inputs = st_xreallocarray(l->inputs, (size_t)i + 1, sizeof *l->inputs);
+				memset(&l->inputs[l->n_inputs], 0, sizeof *l->inputs * (size_t)(i + 1 - l->n_inputs));
+				l->n_inputs = i + 1;
+			}
+			continue;
+		}
+		char *name = NULL;
+		int output;
+		if (!cJSON_IsString(ref) || !parse_reference(ref->valuestring, &name, &output)) {
+			free(name);
+			report(ld, ST_SEVERITY_ERROR, ref, path,
+			       "%s: input %d must be \"layer.output\" (such as \"data.0\") or null", owner, i);
+			continue;
+		}
+		st_layer *src = st_graph_find(ld->graph, name);
+		if (src == NULL) {
+			const char *hint = NULL;
+			int best = (int)strlen(name) / 3 + 1;
+			for (int k = 0; k < ld->graph->n_layers && best > 0; k++) {
+				int dist = st_edit_distance(name, ld->graph->layers[k]->name);
+				if (dist <= best) {
+					best = dist - 1;
+					hint = ld->graph->layers[k]->name;
+				}
+			}
+			report(ld, ST_SEVERITY_ERROR, ref, path,
+			       "%s: input %d refers to '%s', which is not a layer of this model%s%s%s", owner, i,
+			       name, hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
+		} else {
+			st_port port = { src, output };
+			st_graph_set_input(ld->graph, l, i, port);
+		}
+		free(name);
+	}
+	/* Holes and trailing nulls of an infinite terminal are kept as written. */
+	if (n > l->n_inputs) {
+		l->inputs = st_xreallocarray(l->inputs, (size_t)n, sizeof *l->inputs);
+		memset(&l->inputs[l->n_inputs], 0, sizeof *l->inputs * (size_t)(n - l->n_inputs));
+		l->n_inputs = n;
+	}
+}
+
+static bool
+parse_version(const cJSON *v, int *major, int *minor)
+{
+	if (cJSON_IsNumber(v)) {
+		double x = v->valuedouble;
+		if (x != floor(x) || x < 0 || x > 1000)
+			return false;
+		*major = (int)x;
+		*minor = 0;
+		return true;
+	}
+	if (cJSON_IsString(v)) {
+		char tail;
+		if (sscanf(v->valuestring, "%d.%d%c", major, minor, &tail) == 2 && *major >= 0 &&
+		    *minor >= 0 && *major <= 1000 && *minor <= 1000000)
+			return true;
+	}
+	return false;
+}
+
+st_graph *
+st_model_parse(const char *text, size_t len, const char *file, const st_registry *r, st_diag *d)
+{
+	static const char *const known[] = { "format", "version", "network", "layers" };
+	loader ld = { .file = file, .diag = d, .registry = r };
+	if (st_json_parse(&ld.doc, text, len, file, d) != 0)
+		return NULL;
+	const cJSON *root = ld.doc.root;
+	if (!cJSON_IsObject(root)) {
+		report(&ld, ST_SEVERITY_ERROR, root, NULL,
+		       "a model file holds one JSON object with \"format\": \"" ST_MODEL_FORMAT "\"");
+		st_json_doc_free(&ld.doc);
+		return NULL;
+	}
+	const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
+	if (!cJSON_IsString(format) || strcmp(format->valuestring, ST_MODEL_FORMAT) != 0) {
+		report(&ld, ST_SEVERITY_ERROR, format ? format : root, "format",
+		       "not a Strata model: the field \"format\" must be \"" ST_MODEL_FORMAT "\"");
+		st_json_doc_free(&ld.doc);
+		return NULL;
+	}
+	const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
+	int major, minor;
+	if (version == NULL || !parse_version(version, &major, &minor)) {
+		report(&ld, ST_SEVERITY_ERROR, version ? version : root, "version",
+		       "the field \"version\" must be the format version, such as 1 or \"1.0\"");
+		st_json_doc_free(&ld.doc);
+		return NULL;
+	}
+	if (major != ST_MODEL_MAJOR) {
+		report(&ld, ST_SEVERITY_ERROR, version, "version",
+		       major > ST_MODEL_MAJOR
+		           ? "this model uses format version %d.%d, written by a newer Strata; this one reads version %d"
+		           : "this model uses format version %d.%d, which this Strata cannot read (it reads version %d)",
+		       major, minor, ST_MODEL_MAJOR);
+		st_json_doc_free(&ld.doc);
+		return NULL;
+	}
+	ld.newer_minor = minor > ST_MODEL_MINOR;
+	if (ld.newer_minor)
+		report(&ld, ST_SEVERITY_WARNING, version, "version",
+		       "written by a newer Strata (format %d.%d); fields this one does not know are kept as they are",
+		       major, minor);
+
+	st_graph *g = ld.graph = st_graph_new(r);
+	g->file_major = major;
+	g->file_minor = minor;
+	const cJSON *layers = NULL;
+	for (const cJSON *item = root->child; item; item = item->next) {
+		if (seen_before(root, item)) {
+			report(&ld, ST_SEVERITY_ERROR, item, item->string, "field '%s' is given twice",
+			       item->string);
+		} else if (strcmp(item->string, "format") == 0 || strcmp(item->string, "version") == 0) {
+			/* read above */
+		} else if (strcmp(item->string, "network") == 0) {
+			load_network(&ld, item);
+		} else if (strcmp(item->string, "layers") == 0) {
+			layers = item;
+		} else {
+			unknown_field(&ld, item, item->string, "the model", &g->extra, known, 4);
+		}
+	}
+	if (layers == NULL) {
+		report(&ld, ST_SEVERITY_ERROR, root, "layers", "the model has no \"layers\" list");
+	} else if (!cJSON_IsArray(layers)) {
+		report(&ld, ST_SEVERITY_ERROR, layers, "layers", "\"layers\" must be a list of layer objects");
+	} else {
+		int n = cJSON_GetArraySize(layers);
+		pending_inputs *pending = st_xcalloc((size_t)(n ? n : 1), sizeof *pending);
+		int i = 0;
+		for (const cJSON *obj = layers->child; obj; obj = obj->next, i++) {
+			st_layer *l = load_layer(&ld, obj, i, &pending[i]);
+			if (l != NULL)
+				st_graph_insert(g, l, -1);
+		}
+		for (i = 0; i < n; i++) {
+			if (pending[i].layer != NULL)
+				resolve_inputs(&ld, &pending[i]);
+		}
+		free(pending);
+	}
+	st_json_doc_free(&ld.doc);
+	if (ld.errors > 0) {
+		st_graph_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+st_graph *
+st_model_load(const char *path, const st_registry *r, st_diag *d)
+{
+	size_t len;
+	char *text = st_read_file(path, &len);
+	if (text == NULL) {
+		st_diag_add(d, ST_SEVERITY_ERROR, path, 0, 0, "cannot read the model: %s", strerror(errno));
+		return NULL;
+	}
+	st_graph *g = st_model_parse(text, len, path, r, d);
+	free(text);
+	return g;
+}
+
+/* ---- writing ---- */
+
+static cJSON *
+raw_value(const st_param_desc *desc, const st_value *v)
+{
+	st_buf b;
+	st_buf_init(&b);
+	st_value_to_json(desc, v, &b);
+	cJSON *raw = cJSON_CreateRaw(b.data);
+	st_buf_free(&b);
+	return raw;
+}
+
+/* Adds the set parameters in schema order, then the unknown ones as read. */
+static void
+add_params(cJSON *obj, const char *key, const st_param_desc *descs, const st_params *p)
+{
+	cJSON *params = cJSON_CreateObject();
+	for (int i = 0; i < p->count; i++) {
+		if (p->set[i])
+			cJSON_AddItemToObject(params, descs[i].name, raw_value(&descs[i], &p->values[i]));
+	}
+	for (const cJSON *u = p->unknown ? p->unknown->child : NULL; u; u = u->next)
+		cJSON_AddItemToObject(params, u->string, cJSON_Duplicate(u, 1));
+	if (key == NULL) {
+		/* Merge into obj itself (activation coefficients sit beside "type"). */
+		while (params->child) {
+			cJSON *c = cJSON_DetachItemViaPointer(params, params->child);
+			cJSON_AddItemToObject(obj, c->string, c);
+		}
+		cJSON_Delete(params);
+	} else if (params->child) {
+		cJSON_AddItemToObject(obj, key, params);
+	} else {
+		cJSON_Delete(params);
+	}
+}
+
+static void
+add_extra(cJSON *obj, const cJSON *extra)
+{
+	for (const cJSON *e = extra ? extra->child : NULL; e; e = e->next)
+		cJSON_AddItemToObject(obj, e->string, cJSON_Duplicate(e, 1));
+}
+
+static cJSON *
+layer_json(const st_layer *l)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", l->name);
+	cJSON_AddStringToObject(o, "type", l->type_name);
+	add_params(o, "params", l->type ? l->type->desc->params : NULL, &l->params);
+	if (l->act.type_name != NULL) {
+		cJSON *a = cJSON_CreateObject();
+		cJSON_AddStringToObject(a, "type", l->act.type_name);
+		add_params(a, NULL, l->act.type ? l->act.type->desc->params : NULL, &l->act.coef);
+		add_extra(a, l->act.extra);
+		cJSON_AddItemToObject(o, "activation", a);
+	}
+	if (l->n_inputs > 0) {
+		cJSON *in = cJSON_CreateArray();
+		for (int i = 0; i < l->n_inputs; i++) {
+			st_port p = l->inputs[i];
+			if (p.layer == NULL) {
+				cJSON_AddItemToArray(in, cJSON_CreateNull());
+			} else {
+				char *ref = st_xasprintf("%s.%d", p.layer->name, p.output);
+				cJSON_AddItemToArray(in, cJSON_CreateString(ref));
+				free(ref);
+			}
+		}
+		cJSON_AddItemToObject(o, "inputs", in);
+	}
+	cJSON *pos = cJSON_CreateArray();
+	cJSON_AddItemToArray(pos, cJSON_CreateNumber(l->x));
+	cJSON_AddItemToArray(pos, cJSON_CreateNumber(l->y));
+	cJSON_AddItemToObject(o, "pos", pos);
+	if (l->minimized)
+		cJSON_AddTrueToObject(o, "minimized");
+	add_extra(o, l->extra);
+	return o;
+}
+
+char *
+st_model_serialize(const st_graph *g)
+{
+	cJSON *root = cJSON_CreateObject();
+	cJSON_AddStringToObject(root, "format", ST_MODEL_FORMAT);
+	int major = ST_MODEL_MAJOR, minor = ST_MODEL_MINOR;
+	if (g->file_major == major && g->file_minor > minor)
+		minor = g->file_minor; /* its unknown fields are still in it */
+	if (minor == 0) {
+		cJSON_AddNumberToObject(root, "version", major);
+	} else {
+		char *v = st_xasprintf("%d.%d", major, minor);
+		cJSON_AddStringToObject(root, "version", v);
+		free(v);
+	}
+	cJSON *net = cJSON_CreateObject();
+	for (int i = 0; i < ST_NET_COUNT; i++)
+		cJSON_AddItemToObject(net, st_network_params[i].name,
+		                      raw_value(&st_network_params[i], &g->network.values[i]));
+	add_extra(net, g->network_extra);
+	cJSON_AddItemToObject(root, "network", net);
+	cJSON *layers = cJSON_CreateArray();
+	for (int i = 0; i < g->n_layers; i++)
+		cJSON_AddItemToArray(layers, layer_json(g->layers[i]));
+	cJSON_AddItemToObject(root, "layers", layers);
+	add_extra(root, g->extra);
+
+	st_buf out;
+	st_buf_init(&out);
+	st_json_write_value(&out, root, 0);
+	st_buf_putc(&out, '\n');
+	cJSON_Delete(root);
+	return st_buf_take(&out);
+}
+
+int
+st_model_save(const st_graph *g, const char *path, char *err, size_t err_size)
+{
+	char *text = st_model_serialize(g);
+	int rc = st_write_file_atomic(path, text, strlen(text), err, err_size);
+	free(text);
+	return rc;
+}

@@ -1,0 +1,721 @@
+/* The layer registry: plugins register layer types and activations here, and
+ * everything else looks them up by name. Also runs reshape functions. */
+#include "config.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "st-core.h"
+
+/* What one call of a plugin's entry point registers; committed only when the
+ * plugin as a whole is accepted. */
+struct st_plugin_ctx {
+	st_registry *registry;
+	st_plugin *plugin;
+	bool declared;
+	char *refusal;
+	st_layer_type **types;
+	int n_types;
+	st_activation_type **acts;
+	int n_acts;
+};
+
+static void
+plugin_note(st_plugin *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+plugin_note(st_plugin *p, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	p->notes = st_xreallocarray(p->notes, (size_t)p->n_notes + 1, sizeof *p->notes);
+	p->notes[p->n_notes++] = st_xvasprintf(fmt, ap);
+	va_end(ap);
+}
+
+static void
+defaults_free(st_value *defaults, int n)
+{
+	for (int i = 0; defaults && i < n; i++)
+		st_value_clear(&defaults[i]);
+	free(defaults);
+}
+
+/*
+ * Checks a parameter table and parses its defaults. Returns the defaults
+ * (caller frees with defaults_free) or NULL with a reason in err.
+ */
+static st_value *
+check_params(const st_param_desc *params, int n, char *err, size_t size)
+{
+	if (n < 0 || (n > 0 && params == NULL)) {
+		snprintf(err, size, "its parameter table is missing");
+		return NULL;
+	}
+	st_value *defaults = st_xcalloc((size_t)(n ? n : 1), sizeof *defaults);
+	for (int i = 0; i < n; i++) {
+		const st_param_desc *p = &params[i];
+		if (p->name == NULL || !st_is_identifier(p->name)) {
+			snprintf(err, size, "parameter %d has no valid name", i);
+			goto bad;
+		}
+		for (int j = 0; j < i; j++) {
+			if (strcmp(params[j].name, p->name) == 0) {
+				snprintf(err, size, "parameter '%s' is declared twice", p->name);
+				goto bad;
+			}
+		}
+		if ((unsigned)p->kind > ST_PARAM_FLOATS) {
+			snprintf(err, size, "parameter '%s' has an unknown kind", p->name);
+			goto bad;
+		}
+		if (p->kind == ST_PARAM_ENUM && (p->enum_values == NULL || p->enum_values[0] == NULL)) {
+			snprintf(err, size, "enum parameter '%s' lists no values", p->name);
+			goto bad;
+		}
+		if (p->default_value == NULL) {
+			snprintf(err, size, "parameter '%s' has no default", p->name);
+			goto bad;
+		}
+		char why[256];
+		if (st_value_from_text(p, p->default_value, &defaults[i], why, sizeof why) != 0) {
+			snprintf(err, size, "the default of parameter '%s' %s", p->name, why);
+			goto bad;
+		}
+	}
+	return defaults;
+bad:
+	defaults_free(defaults, n);
+	return NULL;
+}
+
+static bool
+name_taken(const st_plugin_ctx *ctx, const char *name)
+{
+	if (st_map_get(&ctx->registry->type_names, name) != NULL)
+		return true;
+	for (int i = 0; i < ctx->n_types; i++) {
+		const st_layer_desc *d = ctx->types[i]->desc;
+		if (strcmp(d->name, name) == 0)
+			return true;
+		for (int k = 0; d->aliases && d->aliases[k]; k++) {
+			if (strcmp(d->aliases[k], name) == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
+static const char *
+owner_of(const st_plugin_ctx *ctx, const char *name)
+{
+	const st_layer_type *t = st_map_get(&ctx->registry->type_names, name);
+	if (t != NULL && t->plugin->name != NULL)
+		return t->plugin->name;
+	return ctx->plugin->name ? ctx->plugin->name : "this plugin";
+}
+
+static int
+host_declare(st_plugin_ctx *ctx, const st_plugin_info *info)
+{
+	st_plugin *p = ctx->plugin;
+	if (ctx->declared) {
+		plugin_note(p, "declared itself twice; the second declaration is ignored");
+		return -1;
+	}
+	if (info == NULL || info->name == NULL || !st_is_identifier(info->name)) {
+		ctx->refusal = st_xstrdup("its declaration has no valid name (a C identifier)");
+		return -1;
+	}
+	for (int i = 0; i < ctx->registry->n_plugins; i++) {
+		st_plugin *other = ctx->registry->plugins[i];
+		if (other != p && other->loaded && other->name && strcmp(other->name, info->name) == 0) {
+			ctx->refusal = st_xasprintf("a plugin named '%s' is already loaded from %s",
+			                            info->name, other->path);
+			return -1;
+		}
+	}
+	p->name = st_xstrdup(info->name);
+	p->author = st_xstrdup(info->author ? info->author : "");
+	p->description = st_xstrdup(info->description ? info->description : "");
+	p->version = st_xstrdup(info->version ? info->version : "");
+	ctx->declared = true;
+	return 0;
+}
+
+static int
+host_register_layer(st_plugin_ctx *ctx, const st_layer_desc *d)
+{
+	st_plugin *p = ctx->plugin;
+	char err[512];
+	if (!ctx->declared) {
+		plugin_note(p, "a layer type was registered before the plugin declared itself");
+		return -1;
+	}
+	if (d == NULL || d->name == NULL || !st_is_identifier(d->name)) {
+		plugin_note(p, "a layer type without a valid name was refused");
+		return -1;
+	}
+	if (name_taken(ctx, d->name)) {
+		plugin_note(p, "layer type '%s' refused: the name is already provided by plugin '%s'",
+		            d->name, owner_of(ctx, d->name));
+		return -1;
+	}
+	if (d->reshape == NULL) {
+		plugin_note(p, "layer type '%s' refused: it has no reshape function", d->name);
+		return -1;
+	}
+	if (d->n_inputs < 0 || (d->n_inputs > 0 && d->inputs == NULL) || d->n_outputs < 0 ||
+	    d->n_outputs > ST_MAX_OUTPUTS || (d->n_outputs > 0 && d->outputs == NULL)) {
+		plugin_note(p, "layer type '%s' refused: its input or output table is invalid", d->name);
+		return -1;
+	}
+	for (int i = 0; i + 1 < d->n_inputs; i++) {
+		if (d->inputs[i].flags & ST_PORT_INFINITE) {
+			plugin_note(p, "layer type '%s' refused: only its last input may be infinite", d->name);
+			return -1;
+		}
+	}
+	st_value *defaults = check_params(d->params, d->n_params, err, sizeof err);
+	if (defaults == NULL) {
+		plugin_note(p, "layer type '%s' refused: %s", d->name, err);
+		return -1;
+	}
+	st_layer_type *t = st_xcalloc(1, sizeof *t);
+	t->desc = d;
+	t->plugin = p;
+	t->defaults = defaults;
+	ctx->types = st_xreallocarray(ctx->types, (size_t)ctx->n_types + 1, sizeof *ctx->types);
+	ctx->types[ctx->n_types++] = t;
+	for (int k = 0; d->aliases && d->aliases[k]; k++) {
+		const char *a = d->aliases[k];
+		bool clash = !st_is_identifier(a) || st_map_get(&ctx->registry->type_names, a);
+		for (int i = 0; !clash && i + 1 < ctx->n_types; i++)
+			clash = strcmp(ctx->types[i]->desc->name, a) == 0;
+		if (clash)
+			plugin_note(p, "alias '%s' of '%s' is invalid or already taken; it is ignored", a,
+			            d->name);
+	}
+	return 0;
+}
+
+static int
+host_register_activation(st_plugin_ctx *ctx, const st_activation_desc *d)
+{
+	st_plugin *p = ctx->plugin;
+	char err[512];
+	if (!ctx->declared) {
+		plugin_note(p, "an activation was registered before the plugin declared itself");
+		return -1;
+	}
+	if (d == NULL || d->name == NULL || !st_is_identifier(d->name) || strcmp(d->name, "none") == 0) {
+		plugin_note(p, "an activation without a valid name was refused");
+		return -1;
+	}
+	bool taken = st_map_get(&ctx->registry->activation_names, d->name) != NULL;
+	for (int i = 0; i < ctx->n_acts && !taken; i++)
+		taken = strcmp(ctx->acts[i]->desc->name, d->name) == 0;
+	if (taken) {
+		plugin_note(p, "activation '%s' refused: the name is already taken", d->name);
+		return -1;
+	}
+	st_value *defaults = check_params(d->params, d->n_params, err, sizeof err);
+	if (defaults == NULL) {
+		plugin_note(p, "activation '%s' refused: %s", d->name, err);
+		return -1;
+	}
+	st_activation_type *a = st_xcalloc(1, sizeof *a);
+	a->desc = d;
+	a->plugin = p;
+	a->defaults = defaults;
+	ctx->acts = st_xreallocarray(ctx->acts, (size_t)ctx->n_acts + 1, sizeof *ctx->acts);
+	ctx->acts[ctx->n_acts++] = a;
+	return 0;
+}
+
+static void
+host_refuse(st_plugin_ctx *ctx, const char *reason)
+{
+	free(ctx->refusal);
+	ctx->refusal = st_xstrdup(reason ? reason : "the plugin refused to load");
+}
+
+/* Reshape-time state behind st_reshape.host_private. */
+typedef struct reshape_state {
+	st_message *messages;
+	int n_messages;
+	bool error;
+} reshape_state;
+
+static void
+state_add(reshape_state *st, st_severity sev, char *text)
+{
+	st->messages = st_xreallocarray(st->messages, (size_t)st->n_messages + 1, sizeof *st->messages);
+	st->messages[st->n_messages].severity = sev;
+	st->messages[st->n_messages].text = text;
+	st->n_messages++;
+	if (sev == ST_SEVERITY_ERROR)
+		st->error = true;
+}
+
+static void
+host_message(st_reshape *r, st_severity sev, const char *fmt, ...)
+{
+	reshape_state *st = r->host_private;
+	if (st == NULL || st->n_messages >= 32)
+		return;
+	if ((unsigned)sev > ST_SEVERITY_INFO)
+		sev = ST_SEVERITY_ERROR;
+	va_list ap;
+	va_start(ap, fmt);
+	state_add(st, sev, st_xvasprintf(fmt, ap));
+	va_end(ap);
+}
+
+static int
+host_add_weight(st_reshape *r, const char *name, const st_shape *shape, bool optional)
+{
+	if (r->n_weights >= ST_MAX_WEIGHTS || name == NULL || shape == NULL ||
+	    strlen(name) >= ST_WEIGHT_NAME_MAX || shape->rank < 0 || shape->rank > ST_MAX_RANK)
+		return -1;
+	st_weight_desc *w = &r->weights[r->n_weights++];
+	snprintf(w->name, sizeof w->name, "%s", name);
+	w->shape = *shape;
+	w->optional = optional;
+	return 0;
+}
+
+const st_host_api st_host = {
+	.abi_version = ST_PLUGIN_ABI_VERSION,
+	.size = sizeof(st_host_api),
+	.declare = host_declare,
+	.register_layer = host_register_layer,
+	.register_activation = host_register_activation,
+	.refuse = host_refuse,
+	.message = host_message,
+	.add_weight = host_add_weight,
+	.dtype_name = st_dtype_name,
+	.shape_elements = st_shape_elements,
+	.shape_format = st_shape_format,
+};
+
+/* ---- registry ---- */
+
+st_registry *
+st_registry_new(void)
+{
+	st_registry *r = st_xcalloc(1, sizeof *r);
+	st_map_init(&r->type_names);
+	st_map_init(&r->activation_names);
+	return r;
+}
+
+static void
+plugin_free(st_plugin *p)
+{
+	free(p->path);
+	free(p->name);
+	free(p->author);
+	free(p->description);
+	free(p->version);
+	free(p->refusal);
+	for (int i = 0; i < p->n_notes; i++)
+		free(p->notes[i]);
+	free(p->notes);
+	free(p);
+}
+
+void
+st_registry_free(st_registry *r)
+{
+	if (r == NULL)
+		return;
+	for (int i = 0; i < r->n_types; i++) {
+		defaults_free(r->types[i]->defaults, r->types[i]->desc->n_params);
+		free(r->types[i]);
+	}
+	for (int i = 0; i < r->n_activations; i++) {
+		defaults_free(r->activations[i]->defaults, r->activations[i]->desc->n_params);
+		free(r->activations[i]);
+	}
+	free(r->types);
+	free(r->activations);
+	st_map_free(&r->type_names);
+	st_map_free(&r->activation_names);
+	for (int i = 0; i < r->n_plugins; i++) {
+		/* Sanitizer builds keep plugins mapped so that leak reports can name them. */
+#ifndef ST_KEEP_PLUGINS_LOADED
+		if (r->plugins[i]->handle)
+			dlclose(r->plugins[i]->handle);
+#endif
+		plugin_free(r->plugins[i]);
+	}
+	free(r->plugins);
+	free(r);
+}
+
+static st_plugin *
+plugin_add(st_registry *r, const char *path)
+{
+	st_plugin *p = st_xcalloc(1, sizeof *p);
+	p->path = st_xstrdup(path);
+	r->plugins = st_xreallocarray(r->plugins, (size_t)r->n_plugins + 1, sizeof *r->plugins);
+	r->plugins[r->n_plugins++] = p;
+	return p;
+}
+
+static void
+ctx_discard(st_plugin_ctx *ctx)
+{
+	for (int i = 0; i < ctx->n_types; i++) {
+		defaults_free(ctx->types[i]->defaults, ctx->types[i]->desc->n_params);
+		free(ctx->types[i]);
+	}
+	for (int i = 0; i < ctx->n_acts; i++) {
+		defaults_free(ctx->acts[i]->defaults, ctx->acts[i]->desc->n_params);
+		free(ctx->acts[i]);
+	}
+	free(ctx->types);
+	free(ctx->acts);
+	free(ctx->refusal);
+}
+
+/* Runs an entry point and commits what it registered, or records why not. */
+static void
+run_entry(st_registry *r, st_plugin *p, st_plugin_entry_fn entry)
+{
+	st_plugin_ctx ctx = { .registry = r, .plugin = p };
+	int rc = entry(&st_host, &ctx);
+	if (rc != 0 || !ctx.declared || ctx.refusal) {
+		if (ctx.refusal)
+			p->refusal = st_xstrdup(ctx.refusal);
+		else if (!ctx.declared)
+			p->refusal = st_xstrdup("it never declared itself (api->declare)");
+		else
+			p->refusal = st_xstrdup("its entry point reported a failure");
+		ctx_discard(&ctx);
+		p->loaded = false;
+		return;
+	}
+	r->types = st_xreallocarray(r->types, (size_t)(r->n_types + ctx.n_types), sizeof *r->types);
+	for (int i = 0; i < ctx.n_types; i++) {
+		st_layer_type *t = ctx.types[i];
+		r->types[r->n_types++] = t;
+		st_map_put(&r->type_names, t->desc->name, t);
+		for (int k = 0; t->desc->aliases && t->desc->aliases[k]; k++) {
+			const char *a = t->desc->aliases[k];
+			if (st_is_identifier(a) && st_map_get(&r->type_names, a) == NULL)
+				st_map_put(&r->type_names, a, t);
+		}
+	}
+	r->activations = st_xreallocarray(r->activations, (size_t)(r->n_activations + ctx.n_acts),
+	                                  sizeof *r->activations);
+	for (int i = 0; i < ctx.n_acts; i++) {
+		r->activations[r->n_activations++] = ctx.acts[i];
+		st_map_put(&r->activation_names, ctx.acts[i]->desc->name, ctx.acts[i]);
+	}
+	p->n_layers = ctx.n_types;
+	p->n_activations = ctx.n_acts;
+	p->loaded = true;
+	free(ctx.types);
+	free(ctx.acts);
+	free(ctx.refusal);
+}
+
+st_plugin *
+st_registry_load_builtin(st_registry *r, const char *origin, st_plugin_entry_fn entry)
+{
+	st_plugin *p = plugin_add(r, origin);
+	run_entry(r, p, entry);
+	return p;
+}
+
+st_plugin *
+st_registry_load_file(st_registry *r, const char *path)
+{
+	st_plugin *p = plugin_add(r, path);
+	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		p->refusal = st_xasprintf("cannot be opened: %s", e ? e : "unknown error");
+		return p;
+	}
+	dlerror();
+	const uint32_t *abi = dlsym(h, ST_PLUGIN_ABI_SYMBOL);
+	if (abi == NULL) {
+		p->refusal = st_xstrdup("not a Strata plugin: it has no symbol " ST_PLUGIN_ABI_SYMBOL);
+		dlclose(h);
+		return p;
+	}
+	if (*abi != ST_PLUGIN_ABI_VERSION) {
+		p->refusal = st_xasprintf("built for plugin ABI %u, but this Strata uses ABI %u; rebuild it",
+		                          (unsigned)*abi, ST_PLUGIN_ABI_VERSION);
+		dlclose(h);
+		return p;
+	}
+	st_plugin_entry_fn entry;
+	void *sym = dlsym(h, ST_PLUGIN_ENTRY_SYMBOL);
+	if (sym == NULL) {
+		p->refusal = st_xstrdup("it has no entry point " ST_PLUGIN_ENTRY_SYMBOL);
+		dlclose(h);
+		return p;
+	}
+	memcpy(&entry, &sym, sizeof entry);
+	run_entry(r, p, entry);
+	if (!p->loaded)
+		dlclose(h);
+	else
+		p->handle = h;
+	return p;
+}
+
+static int
+compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+st_registry_load_dir(st_registry *r, const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return 0;
+	char **names = NULL;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		if (len > 3 && strcmp(e->d_name + len - 3, ".so") == 0 && e->d_name[0] != '.') {
+			names = st_xreallocarray(names, (size_t)n + 1, sizeof *names);
+			names[n++] = st_xstrdup(e->d_name);
+		}
+	}
+	closedir(d);
+	qsort(names, (size_t)n, sizeof *names, compare_names);
+	for (int i = 0; i < n; i++) {
+		char *path = st_xasprintf("%s/%s", dir, names[i]);
+		st_registry_load_file(r, path);
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	return n;
+}
+
+/* The folder holding this program, or NULL; caller frees. */
+static char *
+program_dir(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	char *slash = strrchr(buf, '/');
+	if (slash == NULL)
+		return NULL;
+	*slash = '\0';
+	return st_xstrdup(buf);
+}
+
+/* True when this program is the one built in the build tree (not installed). */
+static bool
+running_from_build_tree(void)
+{
+	char *dir = program_dir();
+	if (dir == NULL)
+		return false;
+	char build[PATH_MAX];
+	bool yes = realpath(ST_BUILD_DIR, build) != NULL && strcmp(dir, build) == 0;
+	free(dir);
+	return yes;
+}
+
+/* Appends each build-tree plugin folder (plugins/<name>/.libs) to path. */
+static void
+add_build_tree_dirs(st_buf *path)
+{
+	char *base = st_xasprintf("%s/plugins", ST_BUILD_DIR);
+	DIR *d = opendir(base);
+	if (d != NULL) {
+		char **names = NULL;
+		int n = 0;
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL) {
+			if (e->d_name[0] == '.')
+				continue;
+			names = st_xreallocarray(names, (size_t)n + 1, sizeof *names);
+			names[n++] = st_xstrdup(e->d_name);
+		}
+		closedir(d);
+		qsort(names, (size_t)n, sizeof *names, compare_names);
+		for (int i = 0; i < n; i++) {
+			char *libs = st_xasprintf("%s/%s/.libs", base, names[i]);
+			struct stat st;
+			if (stat(libs, &st) == 0 && S_ISDIR(st.st_mode))
+				st_buf_printf(path, "%s%s", path->len ? ":" : "", libs);
+			free(libs);
+			free(names[i]);
+		}
+		free(names);
+	}
+	free(base);
+}
+
+char *
+st_registry_search_path(void)
+{
+	st_buf path;
+	st_buf_init(&path);
+	const char *env = getenv("STRATA_PLUGIN_PATH");
+	if (env != NULL && *env)
+		st_buf_puts(&path, env);
+	const char *home = getenv("HOME");
+	if (home != NULL && *home)
+		st_buf_printf(&path, "%s%s/.local/lib/strata/plugins", path.len ? ":" : "", home);
+	if (running_from_build_tree())
+		add_build_tree_dirs(&path);
+	else
+		st_buf_printf(&path, "%s%s", path.len ? ":" : "", ST_PLUGIN_DIR);
+	return st_buf_take(&path);
+}
+
+void
+st_registry_load_default(st_registry *r)
+{
+	char *path = st_registry_search_path();
+	char *save = NULL;
+	for (char *dir = strtok_r(path, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
+		st_registry_load_dir(r, dir);
+	free(path);
+}
+
+const st_layer_type *
+st_registry_find_layer(const st_registry *r, const char *name)
+{
+	return st_map_get(&r->type_names, name);
+}
+
+const st_activation_type *
+st_registry_find_activation(const st_registry *r, const char *name)
+{
+	return st_map_get(&r->activation_names, name);
+}
+
+const char *
+st_registry_suggest_layer(const st_registry *r, const char *name)
+{
+	const char *best = NULL;
+	int best_d = (int)strlen(name) / 3 + 1;
+	if (best_d > 3)
+		best_d = 3;
+	for (int i = 0; i < r->n_types; i++) {
+		const st_layer_desc *d = r->types[i]->desc;
+		int dist = st_edit_distance(name, d->name);
+		if (dist <= best_d) {
+			best_d = dist - 1;
+			best = d->name;
+		}
+		for (int k = 0; d->aliases && d->aliases[k]; k++) {
+			dist = st_edit_distance(name, d->aliases[k]);
+			if (dist <= best_d) {
+				best_d = dist - 1;
+				best = d->name;
+			}
+		}
+	}
+	return best;
+}
+
+/* ---- running reshape ---- */
+
+static bool
+port_mandatory(const st_layer_desc *d, int i)
+{
+	if (i < d->n_inputs)
+		return !(d->inputs[i].flags & ST_PORT_OPTIONAL);
+	/* An extra terminal of an infinite input is there only while linked, so
+	 * an unlinked one is a hole in the middle, which must be filled. */
+	return d->n_inputs > 0 && (d->inputs[d->n_inputs - 1].flags & ST_PORT_INFINITE);
+}
+
+int
+st_reshape_run(const st_layer_type *type, const char *layer_name, const st_value *params,
+               int n_inputs, const st_shape *const *inputs, st_shape *outputs, st_reshape *r,
+               st_message **messages, int *n_messages)
+{
+	const st_layer_desc *d = type->desc;
+	reshape_state st = { 0 };
+	memset(r, 0, sizeof *r);
+	r->layer_name = layer_name;
+	r->desc = d;
+	r->n_inputs = n_inputs;
+	r->inputs = inputs;
+	r->params = params;
+	r->n_outputs = d->n_outputs;
+	r->outputs = outputs;
+	r->host_private = &st;
+	memset(outputs, 0, sizeof *outputs * ST_MAX_OUTPUTS);
+	int rc = 0;
+
+	bool last_infinite = d->n_inputs > 0 && (d->inputs[d->n_inputs - 1].flags & ST_PORT_INFINITE);
+	if (n_inputs > d->n_inputs && !last_infinite) {
+		state_add(&st, ST_SEVERITY_ERROR,
+		          st_xasprintf("has %d inputs linked, but %s takes %d", n_inputs, d->name, d->n_inputs));
+		rc = -1;
+	}
+	st_buf missing;
+	st_buf_init(&missing);
+	for (int i = 0; i < n_inputs || i < d->n_inputs; i++) {
+		if ((i >= n_inputs || inputs[i] == NULL) && port_mandatory(d, i))
+			st_buf_printf(&missing, "%s%d", missing.len ? ", " : "", i);
+	}
+	if (missing.len) {
+		state_add(&st, ST_SEVERITY_ERROR,
+		          st_xasprintf("These mandatory inputs are not connected: %s", missing.data));
+		rc = -1;
+	}
+	st_buf_free(&missing);
+
+	if (rc == 0) {
+		rc = d->reshape(r, &st_host) == 0 ? 0 : -1;
+		if (rc != 0 && !st.error)
+			state_add(&st, ST_SEVERITY_ERROR, st_xstrdup("its output shape cannot be computed"));
+	}
+	if (rc == 0) {
+		int limit = (d->flags & ST_LAYER_VARIABLE_OUTPUTS) ? ST_MAX_OUTPUTS : d->n_outputs;
+		if (r->n_outputs < 0 || r->n_outputs > limit) {
+			state_add(&st, ST_SEVERITY_ERROR,
+			          st_xasprintf("the plugin gave %d outputs (at most %d)", r->n_outputs, limit));
+			rc = -1;
+		}
+		for (int i = 0; rc == 0 && i < r->n_outputs; i++) {
+			const st_shape *s = &outputs[i];
+			bool bad = s->rank < 0 || s->rank > ST_MAX_RANK || (unsigned)s->dtype >= ST_DTYPE_COUNT;
+			for (int k = 0; !bad && k < s->rank; k++)
+				bad = s->dims[k] < 0;
+			if (!bad && st_shape_bytes(s) < 0) {
+				state_add(&st, ST_SEVERITY_ERROR,
+				          st_xasprintf("output %d would hold more elements than memory can address", i));
+				rc = -1;
+			} else if (bad) {
+				state_add(&st, ST_SEVERITY_ERROR,
+				          st_xasprintf("the plugin computed an invalid shape for output %d", i));
+				rc = -1;
+			}
+		}
+	}
+	if (rc != 0)
+		r->n_outputs = 0;
+	r->host_private = NULL;
+	*messages = st.messages;
+	*n_messages = st.n_messages;
+	return rc;
+}

@@ -1,0 +1,134 @@
+/* Helpers shared by the unit tests. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+const st_registry *
+test_registry(void)
+{
+	static st_registry *r;
+	if (r == NULL) {
+		r = st_registry_new();
+		st_registry_load_default(r);
+		cr_assert(st_registry_find_layer(r, "convolution") != NULL,
+		          "the std plugin did not load from STRATA_PLUGIN_PATH=%s",
+		          getenv("STRATA_PLUGIN_PATH") ? getenv("STRATA_PLUGIN_PATH") : "(unset)");
+	}
+	return r;
+}
+
+st_shape
+test_shape(const char *text)
+{
+	st_shape s = { .dtype = ST_DTYPE_FLOAT32 };
+	const char *colon = strchr(text, ':');
+	if (colon != NULL) {
+		char dt[32];
+		snprintf(dt, sizeof dt, "%.*s", (int)(colon - text), text);
+		int t = st_dtype_parse(dt);
+		cr_assert(t >= 0, "bad dtype in test shape '%s'", text);
+		s.dtype = (st_dtype)t;
+		text = colon + 1;
+	}
+	if (strcmp(text, "scalar") == 0)
+		return s;
+	const char *p = text;
+	while (*p) {
+		char *end;
+		long long v = strtoll(p, &end, 10);
+		cr_assert(end != p && s.rank < ST_MAX_RANK, "bad test shape '%s'", text);
+		s.dims[s.rank++] = v;
+		p = end;
+		if (*p == 'x')
+			p++;
+	}
+	return s;
+}
+
+void
+test_shape_text(const st_shape *s, char *buf, size_t size)
+{
+	char dims[100];
+	st_shape_format(s, dims, sizeof dims);
+	if (s->dtype == ST_DTYPE_FLOAT32)
+		snprintf(buf, size, "%s", dims);
+	else
+		snprintf(buf, size, "%s:%s", st_dtype_name(s->dtype), dims);
+}
+
+int
+test_reshape(const char *type_name, const char *params, int n_inputs, const char *const *inputs,
+             test_result *out)
+{
+	memset(out, 0, sizeof *out);
+	const st_layer_type *type = st_registry_find_layer(test_registry(), type_name);
+	cr_assert(type != NULL, "no layer type '%s'", type_name);
+	const st_layer_desc *d = type->desc;
+	st_params p;
+	st_params_init(&p, d->params, d->n_params, type->defaults);
+	char *copy = strdup(params ? params : "");
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(tok, '=');
+		cr_assert(eq != NULL, "test params must be NAME=VALUE, got '%s'", tok);
+		*eq = '\0';
+		int idx = st_params_find(d->params, d->n_params, tok);
+		cr_assert(idx >= 0, "%s has no parameter '%s'", type_name, tok);
+		char err[256];
+		st_value v;
+		cr_assert(st_value_from_text(&d->params[idx], eq + 1, &v, err, sizeof err) == 0,
+		          "parameter %s=%s: %s", tok, eq + 1, err);
+		st_value_clear(&p.values[idx]);
+		p.values[idx] = v;
+	}
+	free(copy);
+	st_shape shapes[64];
+	const st_shape *ptrs[64];
+	cr_assert(n_inputs <= 64);
+	for (int i = 0; i < n_inputs; i++) {
+		if (inputs[i] == NULL) {
+			ptrs[i] = NULL;
+		} else {
+			shapes[i] = test_shape(inputs[i]);
+			ptrs[i] = &shapes[i];
+		}
+	}
+	st_message *msgs;
+	int n_msgs;
+	out->rc = st_reshape_run(type, "layer", p.values, n_inputs, ptrs, out->outputs, &out->r, &msgs,
+	                         &n_msgs);
+	out->n_outputs = out->r.n_outputs;
+	size_t used = 0;
+	for (int i = 0; i < n_msgs; i++) {
+		const char *sev = msgs[i].severity == ST_SEVERITY_ERROR     ? "error"
+		                  : msgs[i].severity == ST_SEVERITY_WARNING ? "warning"
+		                                                            : "info";
+		int w = snprintf(out->messages + used, sizeof out->messages - used, "%s: %s\n", sev,
+		                 msgs[i].text);
+		if (w > 0 && used + (size_t)w < sizeof out->messages)
+			used += (size_t)w;
+		free(msgs[i].text);
+	}
+	free(msgs);
+	st_params_clear(&p);
+	return out->rc;
+}
+
+st_session *
+test_session(const char *script)
+{
+	st_graph *g = st_graph_new(test_registry());
+	st_session *s = st_session_new(g, NULL);
+	st_diag d;
+	st_diag_init(&d);
+	int rc = st_session_run_script(s, script, "test", &d);
+	if (rc != 0) {
+		st_diag_print(&d, stderr);
+	}
+	cr_assert(rc == 0, "test script failed: %s", d.count ? d.items[0].text : "?");
+	st_diag_free(&d);
+	return s;
+}

@@ -1,0 +1,48 @@
+/* Helpers shared by the unit tests. */
+#ifndef TEST_HELPERS_H
+#define TEST_HELPERS_H
+
+#include <criterion/criterion.h>
+
+#include "st-core.h"
+
+/* The registry with the std plugin loaded from $STRATA_PLUGIN_PATH; one per
+ * test process, never freed. */
+const st_registry *test_registry(void);
+
+/* Parses "1x3x224x224", "scalar", or with a dtype prefix "float16:1x3",
+ * "int64:5". Aborts the test on bad text. */
+st_shape test_shape(const char *text);
+
+/* The shape as text in the same syntax, dtype prefix only when not float32. */
+void test_shape_text(const st_shape *s, char *buf, size_t size);
+
+typedef struct test_result {
+	int rc;                           /* 0: outputs valid */
+	int n_outputs;
+	st_shape outputs[ST_MAX_OUTPUTS];
+	st_reshape r;                     /* weights, flops */
+	char messages[4096];              /* "error: text\n" lines */
+} test_result;
+
+/*
+ * Runs the reshape of a std layer type the way the type checker does.
+ * params: "num_output=16 kernel=3x3 padding=same", values in command syntax
+ * (no spaces inside a value). inputs: n_inputs shape texts; NULL means the
+ * terminal is not linked. Returns out->rc.
+ */
+int test_reshape(const char *type, const char *params, int n_inputs, const char *const *inputs,
+                 test_result *out);
+
+/* Asserts that shape s reads as text (as test_shape would parse it). */
+#define assert_shape(s, text)                                                               \
+	do {                                                                                \
+		char got_[128];                                                             \
+		test_shape_text(&(s), got_, sizeof got_);                                   \
+		cr_assert_str_eq(got_, (text), "shape %s, expected %s", got_, (text));      \
+	} while (0)
+
+/* A session over a new empty graph, after running script (which must succeed). */
+st_session *test_session(const char *script);
+
+#endif

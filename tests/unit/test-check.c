@@ -1,0 +1,4 @@
+/* Unit tests: check. */
+#include "config.h"
+
+#include "helpers.h"

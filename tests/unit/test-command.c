@@ -1,0 +1,4 @@
+/* Unit tests: command. */
+#include "config.h"
+
+#include "helpers.h"

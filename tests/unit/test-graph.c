@@ -1,0 +1,4 @@
+/* Unit tests: graph. */
+#include "config.h"
+
+#include "helpers.h"

@@ -1,0 +1,4 @@
+/* Unit tests: model. */
+#include "config.h"
+
+#include "helpers.h"

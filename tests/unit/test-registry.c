@@ -1,0 +1,4 @@
+/* Unit tests: registry. */
+#include "config.h"
+
+#include "helpers.h"

@@ -1,0 +1,4 @@
+/* Unit tests: std-conv. */
+#include "config.h"
+
+#include "helpers.h"

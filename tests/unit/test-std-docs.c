@@ -1,0 +1,4 @@
+/* Unit tests: std-docs. */
+#include "config.h"
+
+#include "helpers.h"

@@ -1,0 +1,4 @@
+/* Unit tests: std-norm. */
+#include "config.h"
+
+#include "helpers.h"

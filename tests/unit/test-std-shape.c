@@ -1,0 +1,4 @@
+/* Unit tests: std-shape. */
+#include "config.h"
+
+#include "helpers.h"

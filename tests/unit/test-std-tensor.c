@@ -1,0 +1,4 @@
+/* Unit tests: std-tensor. */
+#include "config.h"
+
+#include "helpers.h"

@@ -1,0 +1,4 @@
+/* Unit tests: util. */
+#include "config.h"
+
+#include "helpers.h"

@@ -1,0 +1,4 @@
+/* Unit tests: value. */
+#include "config.h"
+
+#include "helpers.h"
