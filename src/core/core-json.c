@@ -13,7 +13,8 @@
 /* node -> offset of its value in the text, open addressing on the pointer. */
 typedef struct position_table {
 	const cJSON **nodes;
-	size_t *offsets;
+	size_t *offsets;     /* where the value starts */
+	size_t *key_offsets; /* where its key starts, for object members; else the value */
 	size_t count, cap;
 } position_table;
 
@@ -27,7 +28,7 @@ pointer_hash(const void *p)
 	return (size_t)x;
 }
 
-static void table_put(position_table *t, const cJSON *node, size_t offset);
+static void table_put(position_table *t, const cJSON *node, size_t offset, size_t key_offset);
 
 static void
 table_grow(position_table *t)
@@ -37,16 +38,18 @@ table_grow(position_table *t)
 	t->count = 0;
 	t->nodes = st_xcalloc(t->cap, sizeof *t->nodes);
 	t->offsets = st_xcalloc(t->cap, sizeof *t->offsets);
+	t->key_offsets = st_xcalloc(t->cap, sizeof *t->key_offsets);
 	for (size_t i = 0; i < old.cap; i++) {
 		if (old.nodes[i] != NULL)
-			table_put(t, old.nodes[i], old.offsets[i]);
+			table_put(t, old.nodes[i], old.offsets[i], old.key_offsets[i]);
 	}
 	free(old.nodes);
 	free(old.offsets);
+	free(old.key_offsets);
 }
 
 static void
-table_put(position_table *t, const cJSON *node, size_t offset)
+table_put(position_table *t, const cJSON *node, size_t offset, size_t key_offset)
 {
 	if ((t->count + 1) * 2 > t->cap)
 		table_grow(t);
@@ -57,17 +60,18 @@ table_put(position_table *t, const cJSON *node, size_t offset)
 		t->count++;
 	t->nodes[i] = node;
 	t->offsets[i] = offset;
+	t->key_offsets[i] = key_offset;
 }
 
 static bool
-table_get(const position_table *t, const cJSON *node, size_t *offset)
+table_get(const position_table *t, const cJSON *node, size_t *offset, bool key)
 {
 	if (t == NULL || t->cap == 0)
 		return false;
 	size_t mask = t->cap - 1, i = pointer_hash(node) & mask;
 	while (t->nodes[i] != NULL) {
 		if (t->nodes[i] == node) {
-			*offset = t->offsets[i];
+			*offset = key ? t->key_offsets[i] : t->offsets[i];
 			return true;
 		}
 		i = (i + 1) & mask;
@@ -114,20 +118,21 @@ skip_scalar(const walker *w, const char *p)
 /* Records where node starts and returns the text just after it. The text
  * is known to be valid JSON here: cJSON accepted it. */
 static const char *
-walk(walker *w, const cJSON *node, const char *p)
+walk(walker *w, const cJSON *node, const char *p, const char *key)
 {
 	p = skip_ws(w, p);
-	table_put(w->table, node, (size_t)(p - w->text));
+	size_t at = (size_t)(p - w->text);
+	table_put(w->table, node, at, key ? (size_t)(key - w->text) : at);
 	if (p >= w->end)
 		return p;
 	if (cJSON_IsObject(node)) {
 		p++;
 		for (const cJSON *c = node->child; c; c = c->next) {
-			p = skip_ws(w, p);
-			p = skip_string(w, p); /* the key */
+			const char *member_key = p = skip_ws(w, p);
+			p = skip_string(w, p);
 			p = skip_ws(w, p);
 			p++; /* ':' */
-			p = walk(w, c, p);
+			p = walk(w, c, p, member_key);
 			p = skip_ws(w, p);
 			if (p < w->end && *p == ',')
 				p++;
@@ -138,7 +143,7 @@ walk(walker *w, const cJSON *node, const char *p)
 	if (cJSON_IsArray(node)) {
 		p++;
 		for (const cJSON *c = node->child; c; c = c->next) {
-			p = walk(w, c, p);
+			p = walk(w, c, p, NULL);
 			p = skip_ws(w, p);
 			if (p < w->end && *p == ',')
 				p++;
@@ -169,6 +174,34 @@ offset_to_line_col(const char *text, size_t len, size_t offset, int *line, int *
 	*col = c;
 }
 
+/* Whether the text ends inside a string or with a list or object open: then
+ * the problem is a truncated file, whatever cJSON points at. */
+static bool
+unclosed(const char *text, size_t len)
+{
+	int depth = 0;
+	bool in_string = false, any = false;
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
+			continue;
+		}
+		if (c == '"')
+			in_string = true;
+		else if (c == '{' || c == '[')
+			depth++;
+		else if ((c == '}' || c == ']') && depth > 0)
+			depth--;
+		if (c != ' ' && c != '\n' && c != '\r' && c != '\t')
+			any = true;
+	}
+	return in_string || depth > 0 || !any;
+}
+
 int
 st_json_parse(st_json_doc *doc, const char *text, size_t len, const char *file, st_diag *d)
 {
@@ -192,23 +225,26 @@ st_json_parse(st_json_doc *doc, const char *text, size_t len, const char *file, 
 		const char *at = cJSON_GetErrorPtr();
 		if (at == NULL || at < text || at > text + len)
 			at = text + len;
+		bool truncated = unclosed(text, len);
+		if (truncated)
+			at = text + len; /* point at where the text stops */
 		int line, col;
 		offset_to_line_col(text, len, (size_t)(at - text), &line, &col);
-		const char *q = at;
-		while (q < text + len && (*q == ' ' || *q == '\n' || *q == '\r' || *q == '\t'))
-			q++;
-		if (q >= text + len) {
+		if (truncated) {
 			st_diag_add(d, ST_SEVERITY_ERROR, file, line, col,
 			            len == 0 ? "the file is empty: expected a JSON object"
 			                     : "unexpected end of the text: a string, list or object is not closed");
 		} else {
-			char snippet[24];
-			size_t n = 0;
-			while (n < sizeof snippet - 1 && q + n < text + len && q[n] != '\n')
-				n++;
-			memcpy(snippet, q, n);
-			snippet[n] = '\0';
-			st_diag_add(d, ST_SEVERITY_ERROR, file, line, col, "invalid JSON at '%s'", snippet);
+			/* Show the text around the error, within its line. */
+			const char *from = at, *to = at;
+			while (from > text && from[-1] != '\n' && at - from < 20)
+				from--;
+			while (to < text + len && *to != '\n' && *to != '\r' && to - at < 12)
+				to++;
+			while (from < to && (*from == ' ' || *from == '\t'))
+				from++;
+			st_diag_add(d, ST_SEVERITY_ERROR, file, line, col, "invalid JSON near '%.*s'",
+			            (int)(to - from), from);
 		}
 		return -1;
 	}
@@ -227,7 +263,7 @@ st_json_parse(st_json_doc *doc, const char *text, size_t len, const char *file, 
 	}
 	position_table *t = st_xcalloc(1, sizeof *t);
 	walker w = { .text = text, .end = text + len, .table = t };
-	walk(&w, root, text + start);
+	walk(&w, root, text + start, NULL);
 	doc->root = root;
 	doc->positions = t;
 	return 0;
@@ -240,6 +276,7 @@ st_json_doc_free(st_json_doc *doc)
 	if (t != NULL) {
 		free(t->nodes);
 		free(t->offsets);
+		free(t->key_offsets);
 		free(t);
 	}
 	cJSON_Delete(doc->root);
@@ -251,7 +288,17 @@ st_json_position(const st_json_doc *doc, const cJSON *node, int *line, int *col)
 {
 	size_t off;
 	*line = *col = 0;
-	if (doc == NULL || node == NULL || !table_get(doc->positions, node, &off))
+	if (doc == NULL || node == NULL || !table_get(doc->positions, node, &off, false))
+		return;
+	offset_to_line_col(doc->text, doc->len, off, line, col);
+}
+
+void
+st_json_key_position(const st_json_doc *doc, const cJSON *node, int *line, int *col)
+{
+	size_t off;
+	*line = *col = 0;
+	if (doc == NULL || node == NULL || !table_get(doc->positions, node, &off, true))
 		return;
 	offset_to_line_col(doc->text, doc->len, off, line, col);
 }

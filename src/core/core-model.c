@@ -23,20 +23,17 @@ typedef struct loader {
 	int errors;
 } loader;
 
-/* Reports a problem at node, with its JSON path. */
+/* Reports a problem at node (at its key when at_key and it has one), with its JSON path. */
 static void
-report(loader *ld, st_severity sev, const cJSON *node, const char *path, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-
-static void
-report(loader *ld, st_severity sev, const cJSON *node, const char *path, const char *fmt, ...)
+report_at(loader *ld, bool at_key, st_severity sev, const cJSON *node, const char *path,
+          const char *fmt, va_list ap)
 {
 	int line, col;
-	st_json_position(&ld->doc, node, &line, &col);
-	va_list ap;
-	va_start(ap, fmt);
+	if (at_key)
+		st_json_key_position(&ld->doc, node, &line, &col);
+	else
+		st_json_position(&ld->doc, node, &line, &col);
 	char *text = st_xvasprintf(fmt, ap);
-	va_end(ap);
 	if (path != NULL && *path)
 		st_diag_add(ld->diag, sev, ld->file, line, col, "%s (at %s)", text, path);
 	else
@@ -44,6 +41,34 @@ report(loader *ld, st_severity sev, const cJSON *node, const char *path, const c
 	free(text);
 	if (sev == ST_SEVERITY_ERROR)
 		ld->errors++;
+}
+
+/* A problem with a value: reported where the value starts. */
+static void
+report(loader *ld, st_severity sev, const cJSON *node, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+
+static void
+report(loader *ld, st_severity sev, const cJSON *node, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	report_at(ld, false, sev, node, path, fmt, ap);
+	va_end(ap);
+}
+
+/* A problem with a field itself (unknown, repeated): reported at its key. */
+static void
+report_key(loader *ld, const cJSON *node, const char *path, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void
+report_key(loader *ld, const cJSON *node, const char *path, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	report_at(ld, true, ST_SEVERITY_ERROR, node, path, fmt, ap);
+	va_end(ap);
 }
 
 /* Finds the closest of names[0..n) to name, for "did you mean". */
@@ -77,10 +102,10 @@ unknown_field(loader *ld, const cJSON *item, const char *path, const char *where
 	}
 	const char *hint = closest(item->string, known, n_known);
 	if (hint)
-		report(ld, ST_SEVERITY_ERROR, item, path, "unknown field '%s' in %s (did you mean '%s'?)",
+		report_key(ld, item, path, "unknown field '%s' in %s (did you mean '%s'?)",
 		       item->string, where, hint);
 	else
-		report(ld, ST_SEVERITY_ERROR, item, path, "unknown field '%s' in %s", item->string, where);
+		report_key(ld, item, path, "unknown field '%s' in %s", item->string, where);
 }
 
 /* Whether an earlier member of parent has the same key as item. */
@@ -111,7 +136,7 @@ load_params(loader *ld, const cJSON *obj, const char *path, const char *owner,
 	for (const cJSON *item = obj->child; item; item = item->next) {
 		char *ipath = st_xasprintf("%s.%s", path, item->string);
 		if (seen_before(obj, item)) {
-			report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: parameter '%s' is given twice", owner,
+			report_key(ld, item, ipath, "%s: parameter '%s' is given twice", owner,
 			       item->string);
 			free(ipath);
 			continue;
@@ -125,11 +150,11 @@ load_params(loader *ld, const cJSON *obj, const char *path, const char *owner,
 			} else {
 				const char *hint = closest(item->string, names, n_descs);
 				if (hint)
-					report(ld, ST_SEVERITY_ERROR, item, ipath,
+					report_key(ld, item, ipath,
 					       "%s: %s has no parameter '%s' (did you mean '%s'?)", owner, schema_name,
 					       item->string, hint);
 				else
-					report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: %s has no parameter '%s'",
+					report_key(ld, item, ipath, "%s: %s has no parameter '%s'",
 					       owner, schema_name, item->string);
 			}
 			free(ipath);
@@ -163,7 +188,7 @@ load_network(loader *ld, const cJSON *net)
 		char *path = st_xasprintf("network.%s", item->string);
 		int idx = st_params_find(st_network_params, ST_NET_COUNT, item->string);
 		if (seen_before(net, item)) {
-			report(ld, ST_SEVERITY_ERROR, item, path, "field '%s' is given twice", item->string);
+			report_key(ld, item, path, "field '%s' is given twice", item->string);
 		} else if (idx < 0) {
 			unknown_field(ld, item, path, "network", &g->network_extra, known, ST_NET_COUNT);
 		} else {
@@ -218,13 +243,13 @@ load_activation(loader *ld, st_layer *l, const cJSON *act, const char *path, con
 		char *ipath = st_xasprintf("%s.%s", path, item->string);
 		int idx = d ? st_params_find(d->params, d->n_params, item->string) : -1;
 		if (seen_before(act, item)) {
-			report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: '%s' is given twice", owner, item->string);
+			report_key(ld, item, ipath, "%s: '%s' is given twice", owner, item->string);
 		} else if (idx < 0 && d != NULL && !ld->newer_minor) {
 			const char **names = st_xcalloc((size_t)d->n_params + 1, sizeof *names);
 			for (int i = 0; i < d->n_params; i++)
 				names[i] = d->params[i].name;
 			const char *hint = closest(item->string, names, d->n_params);
-			report(ld, ST_SEVERITY_ERROR, item, ipath,
+			report_key(ld, item, ipath,
 			       "%s: activation %s has no coefficient '%s'%s%s%s", owner, d->name, item->string,
 			       hint ? " (did you mean '" : "", hint ? hint : "", hint ? "'?)" : "");
 			free(names);
@@ -306,7 +331,7 @@ load_layer(loader *ld, const cJSON *obj, int index, pending_inputs *pending)
 	for (const cJSON *item = obj->child; item; item = item->next) {
 		char *ipath = st_xasprintf("%s.%s", path, item->string);
 		if (seen_before(obj, item)) {
-			report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: field '%s' is given twice", owner,
+			report_key(ld, item, ipath, "%s: field '%s' is given twice", owner,
 			       item->string);
 		} else if (strcmp(item->string, "name") == 0 || strcmp(item->string, "type") == 0) {
 			/* read above */
@@ -494,7 +519,7 @@ st_model_parse(const char *text, size_t len, const char *file, const st_registry
 	const cJSON *layers = NULL;
 	for (const cJSON *item = root->child; item; item = item->next) {
 		if (seen_before(root, item)) {
-			report(&ld, ST_SEVERITY_ERROR, item, item->string, "field '%s' is given twice",
+			report_key(&ld, item, item->string, "field '%s' is given twice",
 			       item->string);
 		} else if (strcmp(item->string, "format") == 0 || strcmp(item->string, "version") == 0) {
 			/* read above */

@@ -418,8 +418,10 @@ typedef struct st_json_doc {
  * returns -1 with file:line:col in d. Caller frees with st_json_doc_free. */
 int st_json_parse(st_json_doc *doc, const char *text, size_t len, const char *file, st_diag *d);
 void st_json_doc_free(st_json_doc *doc);
-/* Line and column (1-based) where node starts; 0 when unknown. */
+/* Line and column (1-based) where node's value starts; 0 when unknown. */
 void st_json_position(const st_json_doc *doc, const cJSON *node, int *line, int *col);
+/* The same for its key when node is an object member (else its value). */
+void st_json_key_position(const st_json_doc *doc, const cJSON *node, int *line, int *col);
 /* Appends a JSON string literal. */
 void st_json_write_string(st_buf *out, const char *s);
 /* Appends any cJSON value in the canonical style at the given indent level. */

@@ -1,5 +1,7 @@
 /* A small well-behaved plugin: a layer with an infinite input that sums its
  * inputs' channels, to test terminals that grow. */
+#include <stddef.h>
+
 #include "st-plugin.h"
 
 const uint32_t st_plugin_abi = ST_PLUGIN_ABI_VERSION;

@@ -1,4 +1,201 @@
-/* Unit tests: command. */
+/* Unit tests: edit commands, scripts, undo and redo. */
 #include "config.h"
 
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "helpers.h"
+
+static int
+run_diag(st_session *s, const char *script, st_diag *d)
+{
+	st_diag_init(d);
+	return st_session_run_script(s, script, "script", d);
+}
+
+static int
+run(st_session *s, const char *script)
+{
+	st_diag d;
+	int rc = run_diag(s, script, &d);
+	st_diag_free(&d);
+	return rc;
+}
+
+static void
+expect_script_error(const char *setup, const char *script, int line, int col, const char *text)
+{
+	st_session *s = test_session(setup);
+	st_diag d;
+	cr_assert_eq(run_diag(s, script, &d), -1, "%s should fail", script);
+	cr_assert_eq(d.count, 1);
+	cr_assert_str_eq(d.items[0].file, "script");
+	cr_assert_str_eq(d.items[0].text, text, "\n got: %s\nwant: %s", d.items[0].text, text);
+	cr_assert_eq(d.items[0].line, line);
+	cr_assert_eq(d.items[0].col, col);
+	st_diag_free(&d);
+	st_session_free(s);
+}
+
+Test(command, script_syntax)
+{
+	st_session *s = test_session("# a comment\nadd input data ; add identity 'a'\n\n"
+	                             "add identity \"b\" # trailing comment\n connect data a;connect a b");
+	st_graph *g = st_session_graph(s);
+	cr_assert_eq(g->n_layers, 3);
+	cr_assert_eq(st_graph_find(g, "b")->inputs[0].layer, st_graph_find(g, "a"));
+	cr_assert_eq(run(s, "network description \"two words; and a semicolon\""), 0);
+	cr_assert_str_eq(g->network.values[ST_NET_DESCRIPTION].s, "two words; and a semicolon");
+	st_session_free(s);
+}
+
+Test(command, errors_carry_their_position)
+{
+	expect_script_error("add input data", "add identity a\n  connect dta a", 2, 3,
+	                    "connect: 'dta' is not a layer of this model (did you mean 'data'?)");
+	expect_script_error("", "add identity a; set a kernel 3", 1, 17,
+	                    "set: identity layers have no parameters");
+	expect_script_error("add input data", "set data batch -2", 1, 1,
+	                    "set: layer 'data': parameter 'batch' must be a positive integer, got -2");
+	expect_script_error("", "ad input", 1, 1, "ad: unknown command 'ad' (did you mean 'add'?); 'help' lists them");
+	expect_script_error("", "add convolutoin_x", 1, 1,
+	                    "add: unknown layer type 'convolutoin_x'; 'strata layers' lists them");
+	expect_script_error("", "add input 'unclosed", 1, 11, "a quoted word is not closed");
+	expect_script_error("", "connect a", 1, 1, "connect: usage: connect SRC[.OUT] DST[.IN]");
+	expect_script_error("add input data", "set data dims [1, x]", 1, 1,
+	                    "set: layer 'data': parameter 'dims' must be a list of integers, got \"[1, x]\"");
+	expect_script_error("", "save", 1, 1, "save: the model has no file yet: save FILE");
+	expect_script_error("", "undo", 1, 1, "undo: nothing to undo");
+}
+
+Test(command, a_failing_script_stops_and_keeps_earlier_edits)
+{
+	st_session *s = test_session("");
+	cr_assert_eq(run(s, "add input data; add identity a; connect nowhere a; add identity b"), -1);
+	st_graph *g = st_session_graph(s);
+	cr_assert_eq(g->n_layers, 2, "stopped at the failing command");
+	cr_assert_eq(st_session_undo_depth(s), 2, "the failed command left no undo step");
+	st_session_free(s);
+}
+
+Test(command, undo_redo_restore_the_exact_model)
+{
+	st_session *s = test_session("add input data; add identity a; connect data a; add output out;"
+	                             "connect a out");
+	st_graph *g = st_session_graph(s);
+	char *before = st_model_serialize(g);
+	int depth = st_session_undo_depth(s);
+	cr_assert_eq(run(s, "set data dims 1x28x28; set data batch 8; activation a leaky_relu alpha=0.2;"
+	                    "rename a act; move act 10 -3; minimize act; network name lenet; "
+	                    "network tensor_format fp16-nhwc; add identity extra; connect act extra;"
+	                    "delete out; unset data batch"),
+	             0);
+	char *after = st_model_serialize(g);
+	cr_assert_str_neq(before, after);
+	cr_assert_eq(st_session_undo_depth(s), depth + 12);
+	cr_assert_eq(run(s, "undo 12"), 0);
+	char *undone = st_model_serialize(g);
+	cr_assert_str_eq(undone, before);
+	cr_assert_eq(run(s, "redo 12"), 0);
+	char *redone = st_model_serialize(g);
+	cr_assert_str_eq(redone, after);
+	cr_assert_eq(run(s, "undo; add identity z"), 0);
+	cr_assert_eq(st_session_redo_depth(s), 0, "a new edit clears redo");
+	free(before);
+	free(after);
+	free(undone);
+	free(redone);
+	st_session_free(s);
+}
+
+Test(command, set_forms_and_activation_coefficients)
+{
+	st_session *s = test_session("add input data; add identity a; connect data a");
+	st_graph *g = st_session_graph(s);
+	st_layer *data = st_graph_find(g, "data");
+	cr_assert_eq(run(s, "set data dims [3, 64, 32]"), 0);
+	cr_assert_eq(data->params.values[0].count, 3);
+	cr_assert_eq(data->params.values[0].ints[1], 64);
+	cr_assert_eq(run(s, "set data dims 1x2"), 0);
+	cr_assert_eq(data->params.values[0].count, 2);
+	cr_assert(data->params.set[0]);
+	cr_assert_eq(run(s, "unset data dims"), 0);
+	cr_assert_not(data->params.set[0]);
+	cr_assert_eq(data->params.values[0].count, 3, "back to the default [3, 224, 224]");
+	st_diag d;
+	cr_assert_eq(run_diag(s, "activation a leaky_relu beta=1", &d), -1);
+	cr_assert_str_eq(d.items[0].text,
+	                 "activation: activation leaky_relu has no coefficient 'beta'; it has: alpha");
+	st_diag_free(&d);
+	cr_assert_eq(run(s, "activation a none"), 0);
+	cr_assert_null(st_graph_find(g, "a")->act.type_name);
+	st_session_free(s);
+}
+
+static void
+collect(void *user, const char *text)
+{
+	st_buf *b = user;
+	st_buf_printf(b, "%s\n", text);
+}
+
+Test(command, check_list_show_and_help_print)
+{
+	st_session *s = test_session("add input data; add identity a");
+	st_buf out;
+	st_buf_init(&out);
+	st_session_set_print(s, collect, &out);
+	cr_assert_eq(run(s, "check; list; show data; help; help connect"), 0);
+	cr_assert(strstr(out.data, "error: a: These mandatory inputs are not connected: 0") != NULL, "%s",
+	          out.data);
+	cr_assert(strstr(out.data, "1 error, 0 warnings") != NULL);
+	cr_assert(strstr(out.data, "1x3x224x224") != NULL);
+	cr_assert(strstr(out.data, "batch") != NULL);
+	cr_assert(strstr(out.data, "connect SRC[.OUT] DST[.IN]") != NULL);
+	cr_assert_eq(st_session_undo_depth(s), 2, "printing commands leave no undo step");
+	st_buf_free(&out);
+	st_session_free(s);
+}
+
+Test(command, dirty_tracks_saves)
+{
+	char dir[] = "/tmp/strata-cmd-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char *path = st_xasprintf("%s/m.json", dir);
+	st_session *s = test_session("");
+	cr_assert_not(st_session_dirty(s));
+	cr_assert_eq(run(s, "add input data"), 0);
+	cr_assert(st_session_dirty(s));
+	char *save = st_xasprintf("save %s", path);
+	cr_assert_eq(run(s, save), 0);
+	cr_assert_not(st_session_dirty(s));
+	cr_assert_str_eq(st_session_path(s), path);
+	cr_assert_eq(run(s, "add identity a"), 0);
+	cr_assert(st_session_dirty(s));
+	cr_assert_eq(run(s, "undo"), 0);
+	cr_assert_not(st_session_dirty(s), "undoing back to the saved state is clean");
+	st_diag d;
+	st_diag_init(&d);
+	st_graph *g = st_model_load(path, test_registry(), &d);
+	cr_assert_not_null(g);
+	cr_assert_eq(g->n_layers, 1);
+	st_graph_free(g);
+	st_diag_free(&d);
+	unlink(path);
+	rmdir(dir);
+	free(save);
+	free(path);
+	st_session_free(s);
+}
+
+Test(command, every_command_has_help)
+{
+	for (int i = 0; i < st_n_commands; i++) {
+		cr_assert(st_commands[i].help && strlen(st_commands[i].help) > 10, "%s", st_commands[i].name);
+		cr_assert_not_null(st_commands[i].usage);
+		cr_assert_eq(st_command_find(st_commands[i].name), &st_commands[i]);
+		if (st_commands[i].alias)
+			cr_assert_eq(st_command_find(st_commands[i].alias), &st_commands[i]);
+	}
+}
