@@ -315,6 +315,10 @@ load_layer(loader *ld, const cJSON *obj, int index, pending_inputs *pending)
 		       name ? "layer %d: 'name' must be a string" : "layer %d has no 'name'", index);
 		return NULL;
 	}
+	if (name->valuestring[0] == '\0') {
+		report(ld, ST_SEVERITY_ERROR, name, path, "layer %d: 'name' must not be empty", index);
+		return NULL;
+	}
 	char owner[200];
 	snprintf(owner, sizeof owner, "layer '%.150s'", name->valuestring);
 	if (!cJSON_IsString(type) || type->valuestring[0] == '\0') {
