@@ -386,7 +386,7 @@ st_layer_param_count(const st_layer *l)
 	for (int i = 0; i < l->n_weights; i++) {
 		int64_t n = st_shape_elements(&l->weights[i].shape);
 		if (n > 0)
-			total += n;
+			total = n > INT64_MAX - total ? INT64_MAX : total + n;
 	}
 	return total;
 }

@@ -79,6 +79,10 @@ check_params(const st_param_desc *params, int n, char *err, size_t size)
 			snprintf(err, size, "enum parameter '%s' lists no values", p->name);
 			goto bad;
 		}
+		if (p->doc == NULL || p->doc[0] == '\0') {
+			snprintf(err, size, "parameter '%s' has no documentation", p->name);
+			goto bad;
+		}
 		if (p->default_value == NULL) {
 			snprintf(err, size, "parameter '%s' has no default", p->name);
 			goto bad;
@@ -281,9 +285,22 @@ host_message(st_reshape *r, st_severity sev, const char *fmt, ...)
 static int
 host_add_weight(st_reshape *r, const char *name, const st_shape *shape, bool optional)
 {
-	if (r->n_weights >= ST_MAX_WEIGHTS || name == NULL || shape == NULL ||
-	    strlen(name) >= ST_WEIGHT_NAME_MAX || shape->rank < 0 || shape->rank > ST_MAX_RANK)
+	if (name == NULL || shape == NULL || strlen(name) >= ST_WEIGHT_NAME_MAX || !st_is_identifier(name)) {
+		host_message(r, ST_SEVERITY_ERROR, "the plugin declared a weight without a valid name");
 		return -1;
+	}
+	if (r->n_weights >= ST_MAX_WEIGHTS) {
+		host_message(r, ST_SEVERITY_ERROR, "the plugin declared more than %d weights (at '%s')",
+		             ST_MAX_WEIGHTS, name);
+		return -1;
+	}
+	bool bad = shape->rank < 0 || shape->rank > ST_MAX_RANK;
+	for (int i = 0; !bad && i < shape->rank; i++)
+		bad = shape->dims[i] < 0;
+	if (bad || st_shape_bytes(shape) < 0) {
+		host_message(r, ST_SEVERITY_ERROR, "weight '%s' has an invalid or too large shape", name);
+		return -1;
+	}
 	st_weight_desc *w = &r->weights[r->n_weights++];
 	snprintf(w->name, sizeof w->name, "%s", name);
 	w->shape = *shape;
@@ -653,6 +670,16 @@ st_reshape_run(const st_layer_type *type, const char *layer_name, const st_value
 {
 	const st_layer_desc *d = type->desc;
 	reshape_state st = { 0 };
+	/* Terminals the caller left off the end are unlinked: the plugin may read
+	 * inputs[i] for every declared input and find NULL there. */
+	const st_shape **padded = NULL;
+	if (n_inputs < d->n_inputs) {
+		padded = st_xcalloc((size_t)d->n_inputs, sizeof *padded);
+		for (int i = 0; i < n_inputs; i++)
+			padded[i] = inputs[i];
+		inputs = padded;
+		n_inputs = d->n_inputs;
+	}
 	memset(r, 0, sizeof *r);
 	r->layer_name = layer_name;
 	r->desc = d;
@@ -715,6 +742,8 @@ st_reshape_run(const st_layer_type *type, const char *layer_name, const st_value
 	if (rc != 0)
 		r->n_outputs = 0;
 	r->host_private = NULL;
+	r->inputs = NULL; /* padded belongs to this call */
+	free(padded);
 	*messages = st.messages;
 	*n_messages = st.n_messages;
 	return rc;
