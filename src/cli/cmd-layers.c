@@ -369,6 +369,19 @@ cli_cmd_layers(const cli_args *a)
 			free(path);
 			rc = EXIT_RUNTIME;
 		}
+		/* The name column fits the longest "name (aliases)", within reason. */
+		int width = 8;
+		for (int i = 0; i < r->n_types; i++) {
+			st_buf al;
+			st_buf_init(&al);
+			aliases_text(r->types[i]->desc, &al, "");
+			int w = (int)strlen(r->types[i]->desc->name) + (al.len ? (int)al.len + 3 : 0);
+			if (w > width)
+				width = w;
+			st_buf_free(&al);
+		}
+		if (width > 40)
+			width = 40;
 		for (int c = 0; c < n_cats; c++) {
 			if (only && strcmp(cats[c], only) != 0)
 				continue;
@@ -383,7 +396,7 @@ cli_cmd_layers(const cli_args *a)
 				char name[96];
 				snprintf(name, sizeof name, "%s%s%s%s", d->name, al.len ? " (" : "",
 				         al.len ? al.data : "", al.len ? ")" : "");
-				printf("  %-28s %s\n", name, d->summary ? d->summary : "");
+				printf("  %-*s  %s\n", width, name, d->summary ? d->summary : "");
 				st_buf_free(&al);
 			}
 		}
@@ -392,13 +405,16 @@ cli_cmd_layers(const cli_args *a)
 			int col = 2;
 			for (int i = 0; i < r->n_activations; i++) {
 				const char *name = r->activations[i]->desc->name;
-				if (col + (int)strlen(name) + 2 > 78) {
-					printf("\n  ");
-					col = 2;
+				if (i > 0) {
+					/* The comma stays on the line it ends. */
+					bool wrap = col + 2 + (int)strlen(name) > 78;
+					printf(wrap ? ",\n  " : ", ");
+					col = wrap ? 2 : col + 2;
 				}
-				printf("%s%s", name, i + 1 < r->n_activations ? ", " : "\n");
-				col += (int)strlen(name) + 2;
+				printf("%s", name);
+				col += (int)strlen(name);
 			}
+			printf("\n");
 		}
 	}
 	free(cats);

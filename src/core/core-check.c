@@ -123,7 +123,7 @@ check_layer(st_graph *g, st_layer *l, bool in_cycle)
 	int n_out = 0;
 	if (in_cycle) {
 		add_message(l, ST_SEVERITY_ERROR,
-		            st_xstrdup("is part of a cycle, or depends on one: links must not loop back"));
+		            st_xstrdup("part of a cycle, or downstream of one: links must not loop back"));
 	} else if (l->type != NULL) {
 		const st_shape *stack_in[16];
 		const st_shape **in = l->n_inputs <= 16 ? stack_in

@@ -99,6 +99,15 @@ bad:
 	return NULL;
 }
 
+/* Type names and aliases are identifiers; unlike layer names they may be C
+ * keywords ("const" is the constant layer's alias). */
+static bool
+valid_type_name(const char *s)
+{
+	const char *why = st_name_problem(s);
+	return why == NULL || strcmp(why, "a name cannot be a C keyword") == 0;
+}
+
 static bool
 name_taken(const st_plugin_ctx *ctx, const char *name)
 {
@@ -162,7 +171,7 @@ host_register_layer(st_plugin_ctx *ctx, const st_layer_desc *d)
 		plugin_note(p, "a layer type was registered before the plugin declared itself");
 		return -1;
 	}
-	if (d == NULL || d->name == NULL || !st_is_identifier(d->name)) {
+	if (d == NULL || d->name == NULL || !valid_type_name(d->name)) {
 		plugin_note(p, "a layer type without a valid name was refused");
 		return -1;
 	}
@@ -199,7 +208,7 @@ host_register_layer(st_plugin_ctx *ctx, const st_layer_desc *d)
 	ctx->types[ctx->n_types++] = t;
 	for (int k = 0; d->aliases && d->aliases[k]; k++) {
 		const char *a = d->aliases[k];
-		bool clash = !st_is_identifier(a) || st_map_get(&ctx->registry->type_names, a);
+		bool clash = !valid_type_name(a) || st_map_get(&ctx->registry->type_names, a);
 		for (int i = 0; !clash && i + 1 < ctx->n_types; i++)
 			clash = strcmp(ctx->types[i]->desc->name, a) == 0;
 		if (clash)
@@ -427,7 +436,7 @@ run_entry(st_registry *r, st_plugin *p, st_plugin_entry_fn entry)
 		st_map_put(&r->type_names, t->desc->name, t);
 		for (int k = 0; t->desc->aliases && t->desc->aliases[k]; k++) {
 			const char *a = t->desc->aliases[k];
-			if (st_is_identifier(a) && st_map_get(&r->type_names, a) == NULL)
+			if (valid_type_name(a) && st_map_get(&r->type_names, a) == NULL)
 				st_map_put(&r->type_names, a, t);
 		}
 	}
