@@ -12,6 +12,12 @@ cli_registry(void)
 {
 	st_registry *r = st_registry_new();
 	st_registry_load_default(r);
+	if (r->n_types == 0) {
+		char *search = st_registry_search_path();
+		fprintf(stderr, "strata: note: no plugin is loaded (searched %s); see strata plugins\n",
+		        search);
+		free(search);
+	}
 	return r;
 }
 
@@ -22,11 +28,6 @@ cli_load_model(const st_registry *r, const char *path)
 	st_diag_init(&d);
 	st_graph *g = st_model_load(path, r, &d);
 	st_diag_print(&d, stderr);
-	if (g == NULL && r->n_types == 0) {
-		char *search = st_registry_search_path();
-		fprintf(stderr, "note: no plugin is loaded (searched %s); see strata plugins\n", search);
-		free(search);
-	}
 	st_diag_free(&d);
 	return g;
 }

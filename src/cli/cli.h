@@ -69,7 +69,8 @@ bool cli_flag(const cli_args *a, const char *name);
 const char *cli_value(const cli_args *a, const char *name);
 int cli_values(const cli_args *a, const char *name, const char ***values);
 
-/* cli-util.c: a registry from the plugin search path; caller frees with st_registry_free. */
+/* cli-util.c: a registry from the plugin search path (with a note on stderr
+ * when no plugin loads); caller frees with st_registry_free. */
 st_registry *cli_registry(void);
 /* Loads a model, printing load errors to stderr. Caller frees the graph. */
 st_graph *cli_load_model(const st_registry *r, const char *path);

@@ -9,7 +9,8 @@
 int
 cli_cmd_plugins(const cli_args *a)
 {
-	st_registry *r = cli_registry();
+	st_registry *r = st_registry_new(); /* no note when nothing loads: the list says so */
+	st_registry_load_default(r);
 	char *path = st_registry_search_path();
 	if (cli_flag(a, "json")) {
 		cJSON *root = cJSON_CreateObject();

@@ -618,8 +618,25 @@ st_registry_load_default(st_registry *r)
 {
 	char *path = st_registry_search_path();
 	char *save = NULL;
-	for (char *dir = strtok_r(path, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
+	/* A folder named twice (by $STRATA_PLUGIN_PATH and the build tree, say)
+	 * is searched once, so its plugins are not refused as duplicates. */
+	char **seen = NULL;
+	int n_seen = 0;
+	for (char *dir = strtok_r(path, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char real[PATH_MAX];
+		const char *key = realpath(dir, real) ? real : dir;
+		bool again = false;
+		for (int i = 0; i < n_seen && !again; i++)
+			again = strcmp(seen[i], key) == 0;
+		if (again)
+			continue;
+		seen = st_xreallocarray(seen, (size_t)n_seen + 1, sizeof *seen);
+		seen[n_seen++] = st_xstrdup(key);
 		st_registry_load_dir(r, dir);
+	}
+	for (int i = 0; i < n_seen; i++)
+		free(seen[i]);
+	free(seen);
 	free(path);
 }
 

@@ -34,7 +34,7 @@ expect 2 "$STRATA" check "$tmp/garbage.json"
 has err "garbage.json:"
 printf '{"format": "strata-model", "version": 1, "layers": [{"name": "c", "type": "conv", "params": {"stride": -2}}]}' >"$tmp/bad.json"
 expect 2 "$STRATA" check "$tmp/bad.json"
-has err "bad.json:1:93: error: layer 'c': parameter 'stride' must be a list of integers; item 0 must be a positive integer, got -2 (at layers[0].params.stride)"
+has err "bad.json:1:104: error: layer 'c': parameter 'stride' must be a list of integers; item 0 must be a positive integer, got -2 (at layers[0].params.stride)"
 expect 2 "$STRATA" check --json "$tmp/bad.json"
 has out '"load_errors":'
 has out '"line":	1'

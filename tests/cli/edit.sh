@@ -34,9 +34,12 @@ has out '"params":	896'
 grep -q '"description": "a small net; for tests"' "$m" || { echo "FAIL: description not saved"; fails=$((fails + 1)); }
 
 # Undo and redo, and unsaved edits are reported.
-expect 0 "$STRATA" edit "$m" -c 'delete c1; undo; redo; undo'
+cp "$m" "$tmp/before.json"
+expect 0 "$STRATA" edit "$m" -c 'delete c1; undo; redo'
 has err "warning: the edits were not saved"
-same "$m" "$m"
+same "$m" "$tmp/before.json"
+expect 0 "$STRATA" edit "$m" -c 'delete c1; undo'
+lacks err "not saved"
 expect 2 "$STRATA" edit "$m" -f "$tmp/missing-script"
 has err "cannot read the script: No such file or directory"
 expect 2 "$STRATA" edit "$tmp/missing.json" -c 'save'
