@@ -224,6 +224,7 @@ main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *name = argv[1];
+	char **edit_argv = NULL;
 	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
 		cli_print_usage(stdout);
 		return EXIT_OK;
@@ -237,7 +238,7 @@ main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		/* strata MODEL opens the editor: read it as strata edit MODEL. */
-		char **edit_argv = st_xcalloc((size_t)argc + 2, sizeof *edit_argv);
+		edit_argv = st_xcalloc((size_t)argc + 2, sizeof *edit_argv);
 		edit_argv[0] = argv[0];
 		edit_argv[1] = (char *)"edit";
 		memcpy(edit_argv + 2, argv + 1, sizeof *argv * (size_t)(argc - 1));
@@ -249,14 +250,13 @@ main(int argc, char **argv)
 	int rc = parse_args(c, argc - 2, argv + 2, &a);
 	if (rc == 1) {
 		cli_print_command_help(c, stdout);
-		free_args(&a);
-		return EXIT_OK;
+		rc = EXIT_OK;
+	} else if (rc != 0) {
+		rc = EXIT_USAGE;
+	} else {
+		rc = c->run(&a);
 	}
-	if (rc != 0) {
-		free_args(&a);
-		return EXIT_USAGE;
-	}
-	rc = c->run(&a);
 	free_args(&a);
+	free(edit_argv);
 	return rc;
 }
