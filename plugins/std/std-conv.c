@@ -66,9 +66,10 @@ require_float(st_reshape *r, const st_host_api *api, const st_shape *in)
 static int
 image_spatial_axes(st_reshape *r, const st_host_api *api, const st_shape *in)
 {
+	/* Messages are formatted only when needed: this runs for every layer. */
 	char text[SHAPE_TEXT];
-	api->shape_format(in, text, sizeof text);
 	if (in->rank < 3 || in->rank > 2 + MAX_SPATIAL) {
+		api->shape_format(in, text, sizeof text);
 		api->message(r, ST_SEVERITY_ERROR,
 		             "input %s has rank %d, but %s needs an image N x C x W, N x C x H x W "
 		             "or N x C x D x H x W (rank 3 to 5)",
@@ -80,6 +81,7 @@ image_spatial_axes(st_reshape *r, const st_host_api *api, const st_shape *in)
 	/* A window cannot be placed on an axis that has no elements. */
 	for (int i = 2; i < in->rank; i++) {
 		if (in->dims[i] < 1) {
+			api->shape_format(in, text, sizeof text);
 			api->message(r, ST_SEVERITY_ERROR, "input %s has an empty spatial axis %d", text, i - 2);
 			return -1;
 		}
@@ -100,8 +102,8 @@ per_axis_values(st_reshape *r, const st_host_api *api, int param, int spatial, c
 	const st_value *v = &r->params[param];
 	const char *name = r->desc->params[param].name;
 	char list[LIST_TEXT], text[SHAPE_TEXT];
-	format_list(v, list, sizeof list);
 	if (v->count != 1 && v->count != spatial) {
+		format_list(v, list, sizeof list);
 		api->shape_format(in, text, sizeof text);
 		api->message(r, ST_SEVERITY_ERROR,
 		             "%s %s has %d values, but input %s has %d spatial ax%s: give one value for "
@@ -112,6 +114,7 @@ per_axis_values(st_reshape *r, const st_host_api *api, int param, int spatial, c
 	for (int i = 0; i < spatial; i++) {
 		out[i] = v->ints[v->count == 1 ? 0 : i];
 		if (out[i] < minimum) {
+			format_list(v, list, sizeof list);
 			api->message(r, ST_SEVERITY_ERROR, "%s %s must hold values of at least %" PRId64, name,
 			             list, minimum);
 			return -1;

@@ -199,22 +199,10 @@ st_graph_check(st_graph *g)
 	st_layer **order = st_xmalloc(sizeof *order * (size_t)(n ? n : 1));
 	int *pending = st_xmalloc(sizeof *pending * (size_t)(n ? n : 1));
 
-	/* Names first: duplicates become messages on every holder. */
-	for (int i = 0; i < n; i++)
-		g->layers[i]->state &= ~ST_LAYER_DUPLICATE;
-	st_map_free(&g->names);
-	st_map_init(&g->names);
-	for (int i = 0; i < n; i++) {
-		st_layer *l = g->layers[i];
-		st_layer *first = st_map_get(&g->names, l->name);
-		if (first == NULL) {
-			st_map_put(&g->names, l->name, l);
-		} else {
-			first->state |= ST_LAYER_DUPLICATE;
-			l->state |= ST_LAYER_DUPLICATE;
-		}
-	}
-	g->names_dirty = false;
+	/* Names first: duplicates become messages on every holder. Inserting a
+	 * taken name marks the index dirty, so a clean one has no duplicates. */
+	if (g->names_dirty)
+		st_graph_index_names(g);
 
 	/* Kahn's algorithm, taking ready layers in file order. */
 	int head = 0, tail = 0;

@@ -117,9 +117,8 @@ st_graph_touch(st_graph *g, st_layer *l)
 	g->dirty[g->n_dirty++] = l;
 }
 
-/* Rebuilds the name index and the duplicate marks from scratch. */
-static void
-rebuild_names(st_graph *g)
+void
+st_graph_index_names(st_graph *g)
 {
 	st_map_free(&g->names);
 	st_map_init(&g->names);
@@ -239,7 +238,7 @@ st_graph_remove(st_graph *g, st_layer *l)
 	l->graph = NULL;
 	l->index = -1;
 	if (g->names_dirty)
-		rebuild_names(g);
+		st_graph_index_names(g);
 	st_layer_unref(l);
 }
 
@@ -293,7 +292,7 @@ st_graph_rename(st_graph *g, st_layer *l, const char *name)
 	free(l->name);
 	l->name = st_xstrdup(name);
 	if (was_duplicate || st_map_get(&g->names, l->name) != NULL)
-		rebuild_names(g);
+		st_graph_index_names(g);
 	else
 		st_map_put(&g->names, l->name, l);
 	st_graph_touch(g, l);

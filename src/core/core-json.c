@@ -10,12 +10,21 @@
 
 #include "st-core.h"
 
-/* node -> offset of its value in the text, open addressing on the pointer. */
+/* node -> offsets of its value and key in the text, open addressing on the
+ * pointer. One entry holds both so that a lookup touches one cache line. */
+typedef struct position {
+	const cJSON *node;
+	uint32_t value;
+	uint32_t key; /* where its key starts, for object members; else the value */
+} position;
+
 typedef struct position_table {
-	const cJSON **nodes;
-	size_t *offsets;     /* where the value starts */
-	size_t *key_offsets; /* where its key starts, for object members; else the value */
+	position *slots;
 	size_t count, cap;
+	/* The last offset turned into line and column: the loader asks in text
+	 * order, so counting on from here keeps loading linear. */
+	size_t cursor;
+	int cursor_line, cursor_col;
 } position_table;
 
 static size_t
@@ -36,31 +45,27 @@ table_grow(position_table *t)
 	position_table old = *t;
 	t->cap = old.cap ? old.cap * 2 : 256;
 	t->count = 0;
-	t->nodes = st_xcalloc(t->cap, sizeof *t->nodes);
-	t->offsets = st_xcalloc(t->cap, sizeof *t->offsets);
-	t->key_offsets = st_xcalloc(t->cap, sizeof *t->key_offsets);
+	t->slots = st_xcalloc(t->cap, sizeof *t->slots);
 	for (size_t i = 0; i < old.cap; i++) {
-		if (old.nodes[i] != NULL)
-			table_put(t, old.nodes[i], old.offsets[i], old.key_offsets[i]);
+		if (old.slots[i].node != NULL)
+			table_put(t, old.slots[i].node, old.slots[i].value, old.slots[i].key);
 	}
-	free(old.nodes);
-	free(old.offsets);
-	free(old.key_offsets);
+	free(old.slots);
 }
 
 static void
 table_put(position_table *t, const cJSON *node, size_t offset, size_t key_offset)
 {
-	if ((t->count + 1) * 2 > t->cap)
+	if ((t->count + 1) * 4 > t->cap * 3)
 		table_grow(t);
 	size_t mask = t->cap - 1, i = pointer_hash(node) & mask;
-	while (t->nodes[i] != NULL && t->nodes[i] != node)
+	while (t->slots[i].node != NULL && t->slots[i].node != node)
 		i = (i + 1) & mask;
-	if (t->nodes[i] == NULL)
+	if (t->slots[i].node == NULL)
 		t->count++;
-	t->nodes[i] = node;
-	t->offsets[i] = offset;
-	t->key_offsets[i] = key_offset;
+	t->slots[i].node = node;
+	t->slots[i].value = (uint32_t)offset;
+	t->slots[i].key = (uint32_t)key_offset;
 }
 
 static bool
@@ -69,9 +74,9 @@ table_get(const position_table *t, const cJSON *node, size_t *offset, bool key)
 	if (t == NULL || t->cap == 0)
 		return false;
 	size_t mask = t->cap - 1, i = pointer_hash(node) & mask;
-	while (t->nodes[i] != NULL) {
-		if (t->nodes[i] == node) {
-			*offset = key ? t->key_offsets[i] : t->offsets[i];
+	while (t->slots[i].node != NULL) {
+		if (t->slots[i].node == node) {
+			*offset = key ? t->slots[i].key : t->slots[i].value;
 			return true;
 		}
 		i = (i + 1) & mask;
@@ -156,13 +161,12 @@ walk(walker *w, const cJSON *node, const char *p, const char *key)
 	return skip_scalar(w, p);
 }
 
+/* Counts lines and characters from (start, l, c) up to offset. */
 static void
-offset_to_line_col(const char *text, size_t len, size_t offset, int *line, int *col)
+count_line_col(const char *text, size_t start, size_t offset, int *line, int *col)
 {
-	int l = 1, c = 1;
-	if (offset > len)
-		offset = len;
-	for (size_t i = 0; i < offset; i++) {
+	int l = *line, c = *col;
+	for (size_t i = start; i < offset; i++) {
 		if (text[i] == '\n') {
 			l++;
 			c = 1;
@@ -172,6 +176,13 @@ offset_to_line_col(const char *text, size_t len, size_t offset, int *line, int *
 	}
 	*line = l;
 	*col = c;
+}
+
+static void
+offset_to_line_col(const char *text, size_t len, size_t offset, int *line, int *col)
+{
+	*line = *col = 1;
+	count_line_col(text, 0, offset > len ? len : offset, line, col);
 }
 
 /* Whether the text ends inside a string or with a list or object open: then
@@ -208,6 +219,10 @@ st_json_parse(st_json_doc *doc, const char *text, size_t len, const char *file, 
 	memset(doc, 0, sizeof *doc);
 	doc->text = text;
 	doc->len = len;
+	if (len >= UINT32_MAX) {
+		st_diag_add(d, ST_SEVERITY_ERROR, file, 0, 0, "the text is 4 GiB or larger; model files must be smaller");
+		return -1;
+	}
 	if (memchr(text, '\0', len) != NULL) {
 		size_t off = (size_t)((const char *)memchr(text, '\0', len) - text);
 		int line, col;
@@ -262,6 +277,7 @@ st_json_parse(st_json_doc *doc, const char *text, size_t len, const char *file, 
 		}
 	}
 	position_table *t = st_xcalloc(1, sizeof *t);
+	t->cursor_line = t->cursor_col = 1;
 	walker w = { .text = text, .end = text + len, .table = t };
 	walk(&w, root, text + start, NULL);
 	doc->root = root;
@@ -274,33 +290,43 @@ st_json_doc_free(st_json_doc *doc)
 {
 	position_table *t = doc->positions;
 	if (t != NULL) {
-		free(t->nodes);
-		free(t->offsets);
-		free(t->key_offsets);
+		free(t->slots);
 		free(t);
 	}
 	cJSON_Delete(doc->root);
 	memset(doc, 0, sizeof *doc);
 }
 
-void
-st_json_position(const st_json_doc *doc, const cJSON *node, int *line, int *col)
+static void
+position_of(const st_json_doc *doc, const cJSON *node, bool key, int *line, int *col)
 {
 	size_t off;
 	*line = *col = 0;
-	if (doc == NULL || node == NULL || !table_get(doc->positions, node, &off, false))
+	position_table *t = doc ? doc->positions : NULL;
+	if (node == NULL || t == NULL || !table_get(t, node, &off, key))
 		return;
-	offset_to_line_col(doc->text, doc->len, off, line, col);
+	if (off > doc->len)
+		off = doc->len;
+	if (off < t->cursor) {
+		t->cursor = 0;
+		t->cursor_line = t->cursor_col = 1;
+	}
+	count_line_col(doc->text, t->cursor, off, &t->cursor_line, &t->cursor_col);
+	t->cursor = off;
+	*line = t->cursor_line;
+	*col = t->cursor_col;
+}
+
+void
+st_json_position(const st_json_doc *doc, const cJSON *node, int *line, int *col)
+{
+	position_of(doc, node, false, line, col);
 }
 
 void
 st_json_key_position(const st_json_doc *doc, const cJSON *node, int *line, int *col)
 {
-	size_t off;
-	*line = *col = 0;
-	if (doc == NULL || node == NULL || !table_get(doc->positions, node, &off, true))
-		return;
-	offset_to_line_col(doc->text, doc->len, off, line, col);
+	position_of(doc, node, true, line, col);
 }
 
 /* ---- canonical writing ---- */

@@ -375,6 +375,8 @@ st_port st_graph_set_input(st_graph *g, st_layer *dst, int input, st_port src);
 void st_graph_rename(st_graph *g, st_layer *l, const char *name);
 /* Marks a layer for re-checking. */
 void st_graph_touch(st_graph *g, st_layer *l);
+/* Rebuilds the name index and the duplicate marks from scratch. */
+void st_graph_index_names(st_graph *g);
 /* True when linking src to dst would close a cycle. */
 bool st_graph_would_cycle(const st_graph *g, const st_layer *src, const st_layer *dst);
 /* Input terminals the type shows for a layer with its current links. */
