@@ -8,7 +8,6 @@
 
 /* Images are N x C followed by 1, 2 or 3 spatial axes. */
 #define MAX_SPATIAL 3
-#define SHAPE_TEXT 200 /* room for eight 19-digit dimensions */
 #define LIST_TEXT 160
 
 static const char *const padding_modes[] = { "explicit", "same", "same_lower", "valid", NULL };
@@ -47,20 +46,6 @@ format_list(const st_value *v, char *buf, size_t size)
 	snprintf(buf + used, size - used, "%s]", v->count ? "" : "[");
 }
 
-/* Checks that the input holds float32 or float16, which every layer here
- * computes in; reports and returns -1 otherwise. */
-static int
-require_float(st_reshape *r, const st_host_api *api, const st_shape *in)
-{
-	if (in->dtype == ST_DTYPE_FLOAT32 || in->dtype == ST_DTYPE_FLOAT16)
-		return 0;
-	char text[SHAPE_TEXT];
-	api->shape_format(in, text, sizeof text);
-	api->message(r, ST_SEVERITY_ERROR, "input %s is %s, but %s needs float32 or float16", text,
-	             api->dtype_name(in->dtype), r->desc->name);
-	return -1;
-}
-
 /* Checks that the input is a floating-point N x C x spatial image and
  * returns its number of spatial axes, or -1 after reporting why not. */
 static int
@@ -76,7 +61,7 @@ image_spatial_axes(st_reshape *r, const st_host_api *api, const st_shape *in)
 		             text, in->rank, r->desc->name);
 		return -1;
 	}
-	if (require_float(r, api, in) != 0)
+	if (std_require_float(r, api, in) != 0)
 		return -1;
 	/* A window cannot be placed on an axis that has no elements. */
 	for (int i = 2; i < in->rank; i++) {
@@ -260,37 +245,6 @@ window_output_sizes(st_reshape *r, const st_host_api *api, const st_shape *in, i
 	return 0;
 }
 
-/* Reports a tensor whose element count, or size in bytes as FP32,
- * does not fit in 64 bits. */
-static int
-check_size(st_reshape *r, const st_host_api *api, const st_shape *s, const char *what)
-{
-	int64_t n = api->shape_elements(s);
-	if (n >= 0 && std_mul(n, 4) >= 0)
-		return 0;
-	char text[SHAPE_TEXT];
-	api->shape_format(s, text, sizeof text);
-	api->message(r, ST_SEVERITY_ERROR, "the %s %s would hold more elements than memory can address",
-	             what, text);
-	return -1;
-}
-
-/* Declares an FP32 weight tensor of the given dimensions. */
-static int
-declare_weight(st_reshape *r, const st_host_api *api, const char *name, int rank, const int64_t *dims)
-{
-	st_shape s = { .dtype = ST_DTYPE_FLOAT32, .rank = rank };
-	for (int i = 0; i < rank; i++)
-		s.dims[i] = dims[i];
-	if (check_size(r, api, &s, name) != 0)
-		return -1;
-	if (api->add_weight(r, name, &s, false) != 0) {
-		api->message(r, ST_SEVERITY_ERROR, "the weight '%s' could not be declared", name);
-		return -1;
-	}
-	return 0;
-}
-
 /* Checks that groups divides both channel counts; names the one it does not. */
 static int
 check_groups(st_reshape *r, const st_host_api *api, const st_shape *in, int64_t num_output, int64_t groups)
@@ -327,7 +281,7 @@ window_output_shape(st_reshape *r, const st_host_api *api, const st_shape *in, i
 	out->dims[1] = channels;
 	for (int i = 0; i < g->spatial; i++)
 		out->dims[2 + i] = g->out[i];
-	return check_size(r, api, out, "output");
+	return std_check_size(r, api, out, "output");
 }
 
 static double
@@ -419,9 +373,9 @@ convolution_reshape(st_reshape *r, const st_host_api *api)
 	int64_t weight_dims[2 + MAX_SPATIAL] = { num_output, channels_per_group };
 	for (int i = 0; i < g.spatial; i++)
 		weight_dims[2 + i] = g.kernel[i];
-	if (declare_weight(r, api, "weights", 2 + g.spatial, weight_dims) != 0)
+	if (std_declare_weight(r, api, "weights", 2 + g.spatial, weight_dims) != 0)
 		return -1;
-	if (bias && declare_weight(r, api, "bias", 1, &num_output) != 0)
+	if (bias && std_declare_weight(r, api, "bias", 1, &num_output) != 0)
 		return -1;
 
 	double outputs = (double)in->dims[0] * (double)num_output * product(g.out, g.spatial);
@@ -557,9 +511,9 @@ deconvolution_reshape(st_reshape *r, const st_host_api *api)
 	int64_t weight_dims[2 + MAX_SPATIAL] = { in->dims[1], outputs_per_group };
 	for (int i = 0; i < g.spatial; i++)
 		weight_dims[2 + i] = g.kernel[i];
-	if (declare_weight(r, api, "weights", 2 + g.spatial, weight_dims) != 0)
+	if (std_declare_weight(r, api, "weights", 2 + g.spatial, weight_dims) != 0)
 		return -1;
-	if (bias && declare_weight(r, api, "bias", 1, &num_output) != 0)
+	if (bias && std_declare_weight(r, api, "bias", 1, &num_output) != 0)
 		return -1;
 
 	/* Every input element is scattered through the kernel of each output

@@ -7,22 +7,6 @@
 
 #include "std.h"
 
-#define SHAPE_TEXT 200 /* room for eight 19-digit dimensions */
-
-/* Checks that the input holds float32 or float16; reports and returns -1
- * otherwise. */
-static int
-require_float(st_reshape *r, const st_host_api *api, const st_shape *in)
-{
-	if (in->dtype == ST_DTYPE_FLOAT32 || in->dtype == ST_DTYPE_FLOAT16)
-		return 0;
-	char text[SHAPE_TEXT];
-	api->shape_format(in, text, sizeof text);
-	api->message(r, ST_SEVERITY_ERROR, "input %s is %s, but %s needs float32 or float16", text,
-	             api->dtype_name(in->dtype), r->desc->name);
-	return -1;
-}
-
 /* Checks the input's rank against the least the layer needs; what names the
  * dimensions expected, for the message. */
 static int
@@ -35,37 +19,6 @@ require_rank(st_reshape *r, const st_host_api *api, const st_shape *in, int leas
 	api->message(r, ST_SEVERITY_ERROR, "input %s has rank %d, but %s needs %s (rank %d or more)", text,
 	             in->rank, r->desc->name, what, least);
 	return -1;
-}
-
-/* Reports a tensor whose element count, or size in bytes as FP32,
- * does not fit in 64 bits. */
-static int
-check_size(st_reshape *r, const st_host_api *api, const st_shape *s, const char *what)
-{
-	int64_t n = api->shape_elements(s);
-	if (n >= 0 && std_mul(n, 4) >= 0)
-		return 0;
-	char text[SHAPE_TEXT];
-	api->shape_format(s, text, sizeof text);
-	api->message(r, ST_SEVERITY_ERROR, "the %s %s would hold more elements than memory can address",
-	             what, text);
-	return -1;
-}
-
-/* Declares an FP32 weight tensor of the given dimensions. */
-static int
-declare_weight(st_reshape *r, const st_host_api *api, const char *name, int rank, const int64_t *dims)
-{
-	st_shape s = { .dtype = ST_DTYPE_FLOAT32, .rank = rank };
-	for (int i = 0; i < rank; i++)
-		s.dims[i] = dims[i];
-	if (check_size(r, api, &s, name) != 0)
-		return -1;
-	if (api->add_weight(r, name, &s, false) != 0) {
-		api->message(r, ST_SEVERITY_ERROR, "the weight '%s' could not be declared", name);
-		return -1;
-	}
-	return 0;
 }
 
 static double
@@ -94,13 +47,13 @@ static int
 batch_normalization_reshape(st_reshape *r, const st_host_api *api)
 {
 	const st_shape *in = r->inputs[0];
-	if (require_rank(r, api, in, 2, "N x C x ...") != 0 || require_float(r, api, in) != 0)
+	if (require_rank(r, api, in, 2, "N x C x ...") != 0 || std_require_float(r, api, in) != 0)
 		return -1;
 	r->outputs[0] = *in;
 	/* Each channel has its own statistics and affine transform. */
 	static const char *const names[] = { "scale", "bias", "mean", "variance" };
 	for (int i = 0; i < STD_COUNT(names); i++) {
-		if (declare_weight(r, api, names[i], 1, &in->dims[1]) != 0)
+		if (std_declare_weight(r, api, names[i], 1, &in->dims[1]) != 0)
 			return -1;
 	}
 	/* At inference the four tensors fold into one multiply-add per element. */
@@ -121,11 +74,11 @@ static int
 instance_normalization_reshape(st_reshape *r, const st_host_api *api)
 {
 	const st_shape *in = r->inputs[0];
-	if (require_rank(r, api, in, 3, "N x C x spatial") != 0 || require_float(r, api, in) != 0)
+	if (require_rank(r, api, in, 3, "N x C x spatial") != 0 || std_require_float(r, api, in) != 0)
 		return -1;
 	r->outputs[0] = *in;
-	if (declare_weight(r, api, "scale", 1, &in->dims[1]) != 0 ||
-	    declare_weight(r, api, "bias", 1, &in->dims[1]) != 0)
+	if (std_declare_weight(r, api, "scale", 1, &in->dims[1]) != 0 ||
+	    std_declare_weight(r, api, "bias", 1, &in->dims[1]) != 0)
 		return -1;
 	/* Statistics are computed at run time: mean and variance passes, then
 	 * a subtract, a divide and a multiply-add per element, about five. */
@@ -152,7 +105,7 @@ fully_connected_reshape(st_reshape *r, const st_host_api *api)
 	int64_t num_output = r->params[FC_NUM_OUTPUT].i;
 	bool bias = r->params[FC_BIAS].b;
 	if (require_rank(r, api, in, 2, "a batch dimension and at least one feature dimension") != 0 ||
-	    require_float(r, api, in) != 0)
+	    std_require_float(r, api, in) != 0)
 		return -1;
 	/* Everything after the batch dimension is flattened into K features. */
 	int64_t features = 1;
@@ -167,12 +120,12 @@ fully_connected_reshape(st_reshape *r, const st_host_api *api)
 	}
 	st_shape *out = &r->outputs[0];
 	*out = (st_shape){ .dtype = in->dtype, .rank = 2, .dims = { in->dims[0], num_output } };
-	if (check_size(r, api, out, "output") != 0)
+	if (std_check_size(r, api, out, "output") != 0)
 		return -1;
 	int64_t weight_dims[2] = { num_output, features };
-	if (declare_weight(r, api, "weights", 2, weight_dims) != 0)
+	if (std_declare_weight(r, api, "weights", 2, weight_dims) != 0)
 		return -1;
-	if (bias && declare_weight(r, api, "bias", 1, &num_output) != 0)
+	if (bias && std_declare_weight(r, api, "bias", 1, &num_output) != 0)
 		return -1;
 	double outputs = (double)in->dims[0] * (double)num_output;
 	r->flops = 2.0 * outputs * (double)features + (bias ? outputs : 0);
@@ -253,7 +206,7 @@ matrix_multiply_reshape(st_reshape *r, const st_host_api *api)
 		out->dims[out->rank++] = rows;
 	if (!b_vector)
 		out->dims[out->rank++] = columns;
-	if (check_size(r, api, out, "output") != 0)
+	if (std_check_size(r, api, out, "output") != 0)
 		return -1;
 	r->flops = 2.0 * batch * (double)rows * (double)inner_a * (double)columns;
 	return 0;

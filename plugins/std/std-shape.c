@@ -7,18 +7,8 @@
 
 #include "std.h"
 
-/* Room for "a x b x ..." of ST_MAX_RANK dims of up to 20 characters each. */
-#define SHAPE_TEXT 200
 /* Room for a DIMS list of up to 2·ST_MAX_RANK values, "[a, b, ...]". */
 #define LIST_TEXT 400
-
-/* Formats a shape for a message; returns buf so calls fit in an argument list. */
-static const char *
-shape_text(const st_host_api *api, const st_shape *s, char *buf)
-{
-	api->shape_format(s, buf, SHAPE_TEXT);
-	return buf;
-}
 
 /* Formats a DIMS value as "[2, -1]", since shapes cannot show -1 or a list's brackets. */
 static const char *
@@ -30,12 +20,6 @@ list_text(const st_value *v, char *buf)
 	if (used < LIST_TEXT)
 		snprintf(buf + used, (size_t)(LIST_TEXT - used), "]");
 	return buf;
-}
-
-static bool
-is_float(st_dtype t)
-{
-	return t == ST_DTYPE_FLOAT32 || t == ST_DTYPE_FLOAT16;
 }
 
 /* ---- resize ---- */
@@ -98,17 +82,17 @@ covered_axes(st_reshape *r, const st_host_api *api, const char *what, int count,
 		api->message(r, ST_SEVERITY_ERROR,
 		             "%s has %d values, but input %s (rank 3) takes 1 for its spatial axis (2) or 3 "
 		             "for every axis",
-		             what, count, shape_text(api, in, a));
+		             what, count, std_shape_text(api, in, a));
 	else if (rank > 3)
 		api->message(r, ST_SEVERITY_ERROR,
 		             "%s has %d values, but input %s (rank %d) takes 1 or %d for its spatial axes (2 "
 		             "and up), or %d for every axis",
-		             what, count, shape_text(api, in, a), rank, rank - 2, rank);
+		             what, count, std_shape_text(api, in, a), rank, rank - 2, rank);
 	else
 		api->message(r, ST_SEVERITY_ERROR,
 		             "%s has %d values, but input %s has rank %d and no spatial axes (2 and up): "
 		             "give %d values, one per axis",
-		             what, count, shape_text(api, in, a), rank, rank);
+		             what, count, std_shape_text(api, in, a), rank, rank);
 	return -1;
 }
 
@@ -125,7 +109,7 @@ resize_reshape(st_reshape *r, const st_host_api *api)
 		return -1;
 	}
 	/* Interpolating integers would need a rounding rule ONNX leaves to runtimes. */
-	if (mode != RESIZE_NEAREST && !is_float(in->dtype)) {
+	if (mode != RESIZE_NEAREST && !std_is_float(in->dtype)) {
 		api->message(r, ST_SEVERITY_ERROR,
 		             "mode %s needs a float input (float32 or float16), not %s; mode nearest takes "
 		             "any dtype",
@@ -164,14 +148,14 @@ resize_reshape(st_reshape *r, const st_host_api *api)
 		if (size >= 9.2e18) {
 			api->message(r, ST_SEVERITY_ERROR,
 			             "scale %g makes axis %d of %s larger than an int64 holds", scale, k,
-			             shape_text(api, in, a));
+			             std_shape_text(api, in, a));
 			return -1;
 		}
 		out.dims[k] = (int64_t)size;
 		if (out.dims[k] == 0) {
 			api->message(r, ST_SEVERITY_ERROR,
 			             "scale %g makes axis %d of %s empty: floor(%lld · %g) = 0", scale, k,
-			             shape_text(api, in, a), (long long)in->dims[k], scale);
+			             std_shape_text(api, in, a), (long long)in->dims[k], scale);
 			return -1;
 		}
 	}
@@ -280,13 +264,13 @@ pad_reshape(st_reshape *r, const st_host_api *api)
 			api->message(r, ST_SEVERITY_ERROR,
 			             "pads %s has %d values, but input %s (rank %d) takes %d (every axis), %d "
 			             "(spatial axes) or 1 (every spatial side)",
-			             list_text(pads, l), pads->count, shape_text(api, in, a), rank, 2 * rank,
+			             list_text(pads, l), pads->count, std_shape_text(api, in, a), rank, 2 * rank,
 			             2 * (rank - 2));
 		else
 			api->message(r, ST_SEVERITY_ERROR,
 			             "pads %s has %d values, but input %s has rank %d and no spatial axes (2 "
 			             "and up): give %d values, all starts then all ends",
-			             list_text(pads, l), pads->count, shape_text(api, in, a), rank, 2 * rank);
+			             list_text(pads, l), pads->count, std_shape_text(api, in, a), rank, 2 * rank);
 		return -1;
 	}
 	double value = r->params[PAD_VALUE].f;
@@ -403,13 +387,13 @@ slice_reshape(st_reshape *r, const st_host_api *api)
 				api->message(r, ST_SEVERITY_ERROR,
 				             "axes %s names axis %lld, out of range for input %s: axes must be "
 				             "from %d to %d",
-				             list_text(axes, l1), (long long)axis_param, shape_text(api, in, a),
+				             list_text(axes, l1), (long long)axis_param, std_shape_text(api, in, a),
 				             -in->rank, in->rank - 1);
 			else
 				api->message(r, ST_SEVERITY_ERROR,
 				             "starts has %d values, but input %s has only %d axes; give axes to "
 				             "say which ones",
-				             n, shape_text(api, in, a), in->rank);
+				             n, std_shape_text(api, in, a), in->rank);
 			return -1;
 		}
 		if (item_of_axis[axis] >= 0) {
@@ -490,7 +474,7 @@ reshape_reshape(st_reshape *r, const st_host_api *api)
 				api->message(r, ST_SEVERITY_ERROR,
 				             "shape item %d is 0, which copies the input's size there, but input %s has "
 				             "rank %d",
-				             i, shape_text(api, in, a), in->rank);
+				             i, std_shape_text(api, in, a), in->rank);
 				return -1;
 			}
 			v = in->dims[i];
@@ -518,14 +502,14 @@ reshape_reshape(st_reshape *r, const st_host_api *api)
 			api->message(r, ST_SEVERITY_ERROR,
 			             "cannot reshape %s (%lld elements) to %s: no size for the -1 makes the "
 			             "counts match",
-			             shape_text(api, in, a), (long long)elements, list_text(shape, l));
+			             std_shape_text(api, in, a), (long long)elements, list_text(shape, l));
 			return -1;
 		}
 		out.dims[infer] = elements / known;
 	} else if (known != elements) {
 		char b[SHAPE_TEXT];
 		api->message(r, ST_SEVERITY_ERROR, "cannot reshape %s (%lld elements) to %s (%lld elements)",
-		             shape_text(api, in, a), (long long)elements, shape_text(api, &out, b), (long long)known);
+		             std_shape_text(api, in, a), (long long)elements, std_shape_text(api, &out, b), (long long)known);
 		return -1;
 	}
 	r->outputs[0] = out;
@@ -549,7 +533,7 @@ flatten_reshape(st_reshape *r, const st_host_api *api)
 	if (axis < -in->rank || axis > in->rank) {
 		api->message(r, ST_SEVERITY_ERROR,
 		             "axis %lld is out of range for input %s: it must be from %d to %d",
-		             (long long)axis, shape_text(api, in, a), -in->rank, in->rank);
+		             (long long)axis, std_shape_text(api, in, a), -in->rank, in->rank);
 		return -1;
 	}
 	if (axis < 0)
@@ -565,7 +549,7 @@ flatten_reshape(st_reshape *r, const st_host_api *api)
 	if (outer < 0 || inner < 0) {
 		api->message(r, ST_SEVERITY_ERROR,
 		             "flattening %s at axis %lld gives a size larger than an int64 holds",
-		             shape_text(api, in, a), (long long)axis);
+		             std_shape_text(api, in, a), (long long)axis);
 		return -1;
 	}
 	st_shape *out = &r->outputs[0];
@@ -597,7 +581,7 @@ transpose_reshape(st_reshape *r, const st_host_api *api)
 	}
 	if (perm->count != in->rank) {
 		api->message(r, ST_SEVERITY_ERROR, "perm %s has %d values, but input %s has rank %d",
-		             list_text(perm, l), perm->count, shape_text(api, in, a), in->rank);
+		             list_text(perm, l), perm->count, std_shape_text(api, in, a), in->rank);
 		return -1;
 	}
 	int item_of_axis[ST_MAX_RANK];
@@ -608,7 +592,7 @@ transpose_reshape(st_reshape *r, const st_host_api *api)
 		if (p < 0 || p >= in->rank) {
 			api->message(r, ST_SEVERITY_ERROR,
 			             "perm %s item %d is %lld: axes of input %s go from 0 to %d",
-			             list_text(perm, l), i, (long long)p, shape_text(api, in, a), in->rank - 1);
+			             list_text(perm, l), i, (long long)p, std_shape_text(api, in, a), in->rank - 1);
 			return -1;
 		}
 		if (item_of_axis[p] >= 0) {
@@ -656,7 +640,7 @@ is_4d(st_reshape *r, const st_host_api *api, const st_shape *in)
 	if (in->rank == 4)
 		return true;
 	api->message(r, ST_SEVERITY_ERROR, "%s needs a 4-D input (N, C, H, W), got %s", r->desc->name,
-	             shape_text(api, in, a));
+	             std_shape_text(api, in, a));
 	return false;
 }
 
@@ -672,7 +656,7 @@ s2d_reshape(st_reshape *r, const st_host_api *api)
 		if (in->dims[k] % b != 0) {
 			api->message(r, ST_SEVERITY_ERROR,
 			             "%s (%lld) of input %s is not a multiple of block_size %lld",
-			             k == 2 ? "H" : "W", (long long)in->dims[k], shape_text(api, in, a), (long long)b);
+			             k == 2 ? "H" : "W", (long long)in->dims[k], std_shape_text(api, in, a), (long long)b);
 			return -1;
 		}
 	}
@@ -706,7 +690,7 @@ d2s_reshape(st_reshape *r, const st_host_api *api)
 	if (in->dims[1] % b2 != 0) {
 		api->message(r, ST_SEVERITY_ERROR,
 		             "C (%lld) of input %s is not a multiple of block_size² (%lld)",
-		             (long long)in->dims[1], shape_text(api, in, a), (long long)b2);
+		             (long long)in->dims[1], std_shape_text(api, in, a), (long long)b2);
 		return -1;
 	}
 	int64_t h = std_mul(in->dims[2], b), w = std_mul(in->dims[3], b);

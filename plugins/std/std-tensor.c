@@ -6,24 +6,7 @@
 
 #include "std.h"
 
-/* Room for "a x b x ..." of ST_MAX_RANK dims of up to 20 characters each. */
-#define SHAPE_TEXT 200
-
 static const char *const dtype_names[] = { "float32", "float16", "int64", "int32", "int8", "uint8", "bool", NULL };
-
-/* Formats a shape for a message; returns buf so calls fit in an argument list. */
-static const char *
-shape_text(const st_host_api *api, const st_shape *s, char *buf)
-{
-	api->shape_format(s, buf, SHAPE_TEXT);
-	return buf;
-}
-
-static bool
-is_float(st_dtype t)
-{
-	return t == ST_DTYPE_FLOAT32 || t == ST_DTYPE_FLOAT16;
-}
 
 /*
  * Checks that a fill value can be stored in dtype t; writes what is
@@ -149,7 +132,7 @@ constant_reshape(st_reshape *r, const st_host_api *api)
 	char buf[SHAPE_TEXT], why[96];
 	if (n < 0) {
 		api->message(r, ST_SEVERITY_ERROR, "dims %s hold more elements than memory can address",
-		             shape_text(api, out, buf));
+		             std_shape_text(api, out, buf));
 		return -1;
 	}
 	double value = r->params[CONSTANT_VALUE].f;
@@ -209,7 +192,7 @@ softmax_reshape(st_reshape *r, const st_host_api *api)
 {
 	const st_shape *in = r->inputs[0];
 	char buf[SHAPE_TEXT];
-	if (!is_float(in->dtype)) {
+	if (!std_is_float(in->dtype)) {
 		api->message(r, ST_SEVERITY_ERROR, "softmax needs a float input (float32 or float16), got %s",
 		             api->dtype_name(in->dtype));
 		return -1;
@@ -222,7 +205,7 @@ softmax_reshape(st_reshape *r, const st_host_api *api)
 	if (std_axis(axis, in->rank) < 0) {
 		api->message(r, ST_SEVERITY_ERROR,
 		             "axis %lld is out of range for input %s: it must be from %d to %d",
-		             (long long)axis, shape_text(api, in, buf), -in->rank, in->rank - 1);
+		             (long long)axis, std_shape_text(api, in, buf), -in->rank, in->rank - 1);
 		return -1;
 	}
 	r->outputs[0] = *in;
@@ -282,7 +265,7 @@ report_broadcast(st_reshape *r, const st_host_api *api, const st_shape *const *i
 	api->message(r, ST_SEVERITY_ERROR,
 	             "input %d (%s) does not broadcast with input %d (%s): sizes %lld and %lld meet at "
 	             "axis -%d, and broadcasting needs them equal or one of them 1",
-	             i, shape_text(api, in[i], a), j, shape_text(api, in[j], b),
+	             i, std_shape_text(api, in[i], a), j, std_shape_text(api, in[j], b),
 	             (long long)dim_from_end(in[i], k), (long long)dim_from_end(in[j], k), k);
 }
 
@@ -335,7 +318,7 @@ eltwise_reshape(st_reshape *r, const st_host_api *api)
 		return -1;
 	}
 	/* Integer division rounds negative quotients differently across runtimes. */
-	if (op == OP_DIV && !is_float(dtype)) {
+	if (op == OP_DIV && !std_is_float(dtype)) {
 		api->message(r, ST_SEVERITY_ERROR,
 		             "operation div needs float inputs (float32 or float16), not %s: integer "
 		             "division is not rounded the same way by every runtime",
@@ -350,7 +333,7 @@ eltwise_reshape(st_reshape *r, const st_host_api *api)
 		if (in[0]->rank < 2) {
 			api->message(r, ST_SEVERITY_ERROR,
 			             "broadcast channel needs input 0 of rank 2 or more (N, C, …), got %s",
-			             shape_text(api, in[0], a));
+			             std_shape_text(api, in[0], a));
 			return -1;
 		}
 		for (int i = 1; i < n; i++) {
@@ -359,7 +342,7 @@ eltwise_reshape(st_reshape *r, const st_host_api *api)
 				             "input %d is %s, not a per-channel vector for input 0 (%s): with "
 				             "broadcast channel it must be [C], [1,C], [N,C] or [1,C,1,…,1] of "
 				             "input 0's rank, with C = %lld",
-				             i, shape_text(api, in[i], a), shape_text(api, in[0], b),
+				             i, std_shape_text(api, in[i], a), std_shape_text(api, in[0], b),
 				             (long long)in[0]->dims[1]);
 				return -1;
 			}
@@ -398,7 +381,7 @@ blend_reshape(st_reshape *r, const st_host_api *api)
 		return -1;
 	}
 	/* alpha·a is not an integer, so integer tensors would need a rounding rule. */
-	if (!is_float(in[0]->dtype)) {
+	if (!std_is_float(in[0]->dtype)) {
 		api->message(r, ST_SEVERITY_ERROR,
 		             "linear_blend needs float inputs (float32 or float16), not %s",
 		             api->dtype_name(in[0]->dtype));
@@ -410,7 +393,7 @@ blend_reshape(st_reshape *r, const st_host_api *api)
 		api->message(r, ST_SEVERITY_ERROR,
 		             "input b (%s) does not broadcast with input a (%s): sizes %lld and %lld meet at "
 		             "axis -%d, and broadcasting needs them equal or one of them 1",
-		             shape_text(api, in[1], b), shape_text(api, in[0], a),
+		             std_shape_text(api, in[1], b), std_shape_text(api, in[0], a),
 		             (long long)dim_from_end(in[1], k), (long long)dim_from_end(in[0], k), k);
 		return -1;
 	}
@@ -446,7 +429,7 @@ concat_reshape(st_reshape *r, const st_host_api *api)
 	if (axis < 0) {
 		api->message(r, ST_SEVERITY_ERROR,
 		             "axis %lld is out of range for input 0 (%s): it must be from %d to %d",
-		             (long long)axis_param, shape_text(api, in[0], a), -rank, rank - 1);
+		             (long long)axis_param, std_shape_text(api, in[0], a), -rank, rank - 1);
 		return -1;
 	}
 	if (r->n_inputs == 1)
@@ -456,14 +439,14 @@ concat_reshape(st_reshape *r, const st_host_api *api)
 		if (in[i]->rank != rank) {
 			api->message(r, ST_SEVERITY_ERROR,
 			             "input %d is %s (rank %d) but input 0 is %s (rank %d): ranks must match",
-			             i, shape_text(api, in[i], a), in[i]->rank, shape_text(api, in[0], b), rank);
+			             i, std_shape_text(api, in[i], a), in[i]->rank, std_shape_text(api, in[0], b), rank);
 			return -1;
 		}
 		for (int k = 0; k < rank; k++) {
 			if (k != axis && in[i]->dims[k] != in[0]->dims[k]) {
 				api->message(r, ST_SEVERITY_ERROR,
 				             "input %d is %s but input 0 is %s: dim %d differs (%lld vs %lld)",
-				             i, shape_text(api, in[i], a), shape_text(api, in[0], b), k,
+				             i, std_shape_text(api, in[i], a), std_shape_text(api, in[0], b), k,
 				             (long long)in[i]->dims[k], (long long)in[0]->dims[k]);
 				return -1;
 			}
@@ -509,7 +492,7 @@ split_reshape(st_reshape *r, const st_host_api *api)
 	if (axis < 0) {
 		api->message(r, ST_SEVERITY_ERROR,
 		             "axis %lld is out of range for input %s: it must be from %d to %d",
-		             (long long)axis_param, shape_text(api, in, a), -in->rank, in->rank - 1);
+		             (long long)axis_param, std_shape_text(api, in, a), -in->rank, in->rank - 1);
 		return -1;
 	}
 	int64_t dim = in->dims[axis];
@@ -530,7 +513,7 @@ split_reshape(st_reshape *r, const st_host_api *api)
 			else
 				api->message(r, ST_SEVERITY_ERROR,
 				             "split sizes add up to %lld, but dim %d of the input (%s) is %lld",
-				             (long long)sum, axis, shape_text(api, in, a), (long long)dim);
+				             (long long)sum, axis, std_shape_text(api, in, a), (long long)dim);
 			return -1;
 		}
 	} else {
@@ -542,7 +525,7 @@ split_reshape(st_reshape *r, const st_host_api *api)
 			api->message(r, ST_SEVERITY_ERROR,
 			             "num_outputs %d does not fit dim %d of the input (%s), which is %lld: parts "
 			             "of %lld (rounded up) leave %lld for the last one",
-			             n, axis, shape_text(api, in, a), (long long)dim, (long long)part,
+			             n, axis, std_shape_text(api, in, a), (long long)dim, (long long)part,
 			             (long long)last);
 			return -1;
 		}

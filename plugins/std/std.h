@@ -25,6 +25,24 @@ int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
 
 #define STD_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* Room for a shape in messages: eight dimensions of up to 20 characters. */
+#define SHAPE_TEXT 200
+
+/* std-common.c: helpers every file of the collection uses. */
+
+/* Formats s into buf (SHAPE_TEXT bytes) and returns buf, for argument lists. */
+const char *std_shape_text(const st_host_api *api, const st_shape *s, char *buf);
+/* Whether t is float32 or float16. */
+bool std_is_float(st_dtype t);
+/* Reports (and returns -1) unless the input is float32 or float16. */
+int std_require_float(st_reshape *r, const st_host_api *api, const st_shape *in);
+/* Reports (and returns -1) when s, or its size as FP32 bytes, overflows 64 bits;
+ * what names the tensor in the message. */
+int std_check_size(st_reshape *r, const st_host_api *api, const st_shape *s, const char *what);
+/* Declares a required FP32 weight tensor of the given dimensions. */
+int std_declare_weight(st_reshape *r, const st_host_api *api, const char *name, int rank,
+                       const int64_t *dims);
+
 /* a * b, or -1 when either is negative or the product overflows. */
 static inline int64_t
 std_mul(int64_t a, int64_t b)

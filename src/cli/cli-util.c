@@ -73,16 +73,3 @@ cli_print_json(cJSON *root)
 	}
 	cJSON_Delete(root);
 }
-
-const char *
-cli_severity_name(st_severity s)
-{
-	switch (s) {
-	case ST_SEVERITY_ERROR:
-		return "error";
-	case ST_SEVERITY_WARNING:
-		return "warning";
-	default:
-		return "info";
-	}
-}

@@ -79,7 +79,6 @@ void cli_human_count(double v, char *buf, int size);
 void cli_human_bytes(double v, char *buf, int size);
 /* Prints a cJSON tree to stdout and frees it. */
 void cli_print_json(cJSON *root);
-const char *cli_severity_name(st_severity s);
 
 /* The subcommands (cmd-*.c). */
 int cli_cmd_check(const cli_args *a);

@@ -24,7 +24,7 @@ cli_cmd_check(const cli_args *a)
 			cJSON *errs = cJSON_AddArrayToObject(root, "load_errors");
 			for (int i = 0; i < d.count; i++) {
 				cJSON *e = cJSON_CreateObject();
-				cJSON_AddStringToObject(e, "severity", cli_severity_name(d.items[i].severity));
+				cJSON_AddStringToObject(e, "severity", st_severity_name(d.items[i].severity));
 				cJSON_AddNumberToObject(e, "line", d.items[i].line);
 				cJSON_AddNumberToObject(e, "column", d.items[i].col);
 				cJSON_AddStringToObject(e, "text", d.items[i].text);
@@ -56,7 +56,7 @@ cli_cmd_check(const cli_args *a)
 		for (int i = 0; i < n; i++) {
 			cJSON *e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "layer", m[i].layer->name);
-			cJSON_AddStringToObject(e, "severity", cli_severity_name(m[i].severity));
+			cJSON_AddStringToObject(e, "severity", st_severity_name(m[i].severity));
 			cJSON_AddStringToObject(e, "text", m[i].text);
 			cJSON_AddNumberToObject(e, "line", m[i].layer->src_line);
 			cJSON_AddNumberToObject(e, "column", m[i].layer->src_col);
@@ -70,7 +70,7 @@ cli_cmd_check(const cli_args *a)
 				printf("%s:%d:%d: ", path, l->src_line, l->src_col);
 			else
 				printf("%s: ", path);
-			printf("%s: layer '%s': %s\n", cli_severity_name(m[i].severity), l->name, m[i].text);
+			printf("%s: layer '%s': %s\n", st_severity_name(m[i].severity), l->name, m[i].text);
 		}
 		printf("%s: %d layer%s, %d error%s, %d warning%s\n", path, g->n_layers,
 		       g->n_layers == 1 ? "" : "s", g->errors, g->errors == 1 ? "" : "s", g->warnings,

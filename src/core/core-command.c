@@ -770,46 +770,39 @@ cmd_network(st_session *s, int argc, char **argv, char *err, size_t size)
 	return 0;
 }
 
+/* undo [N] and redo [N]: step runs one step and returns -1 when none is left. */
 static int
-repeat_count(int argc, char **argv, int *n, char *err, size_t size)
+repeat_step(st_session *s, int argc, char **argv, int (*step)(st_session *), const char *verb,
+            char *err, size_t size)
 {
-	long v = 1;
-	if (argc > 1 && !parse_int_arg(argv[1], 1, HISTORY_LIMIT, &v)) {
+	long n = 1;
+	if (argc > 1 && !parse_int_arg(argv[1], 1, HISTORY_LIMIT, &n)) {
 		snprintf(err, size, "the count must be a positive integer, not '%s'", argv[1]);
 		return -1;
 	}
-	*n = (int)v;
+	for (long i = 0; i < n; i++) {
+		if (step(s) != 0) {
+			if (i == 0) {
+				snprintf(err, size, "nothing to %s", verb);
+				return -1;
+			}
+			/* Fewer steps than asked for is not an error: the history is short. */
+			break;
+		}
+	}
 	return 0;
 }
 
 static int
 cmd_undo(st_session *s, int argc, char **argv, char *err, size_t size)
 {
-	int n;
-	if (repeat_count(argc, argv, &n, err, size) != 0)
-		return -1;
-	for (int i = 0; i < n; i++) {
-		if (st_session_undo(s) != 0) {
-			snprintf(err, size, i ? "only %d steps could be undone" : "nothing to undo", i);
-			return i ? 0 : -1;
-		}
-	}
-	return 0;
+	return repeat_step(s, argc, argv, st_session_undo, "undo", err, size);
 }
 
 static int
 cmd_redo(st_session *s, int argc, char **argv, char *err, size_t size)
 {
-	int n;
-	if (repeat_count(argc, argv, &n, err, size) != 0)
-		return -1;
-	for (int i = 0; i < n; i++) {
-		if (st_session_redo(s) != 0) {
-			snprintf(err, size, i ? "only %d steps could be redone" : "nothing to redo", i);
-			return i ? 0 : -1;
-		}
-	}
-	return 0;
+	return repeat_step(s, argc, argv, st_session_redo, "redo", err, size);
 }
 
 static int
@@ -834,12 +827,6 @@ cmd_save(st_session *s, int argc, char **argv, char *err, size_t size)
 	return 0;
 }
 
-static const char *
-severity_name(st_severity sev)
-{
-	return sev == ST_SEVERITY_ERROR ? "error" : sev == ST_SEVERITY_WARNING ? "warning" : "info";
-}
-
 static int
 cmd_check(st_session *s, int argc, char **argv, char *err, size_t size)
 {
@@ -851,7 +838,7 @@ cmd_check(st_session *s, int argc, char **argv, char *err, size_t size)
 	int n;
 	st_graph_message *m = st_graph_messages(s->graph, &n);
 	for (int i = 0; i < n; i++)
-		say(s, "%s: %s: %s", severity_name(m[i].severity), m[i].layer->name, m[i].text);
+		say(s, "%s: %s: %s", st_severity_name(m[i].severity), m[i].layer->name, m[i].text);
 	free(m);
 	say(s, "%d error%s, %d warning%s", s->graph->errors, s->graph->errors == 1 ? "" : "s",
 	    s->graph->warnings, s->graph->warnings == 1 ? "" : "s");
@@ -927,7 +914,7 @@ cmd_show(st_session *s, int argc, char **argv, char *err, size_t size)
 	say(s, "  output                 %s", b.data);
 	st_buf_free(&b);
 	for (int i = 0; i < l->n_messages; i++)
-		say(s, "  %s: %s", severity_name(l->messages[i].severity), l->messages[i].text);
+		say(s, "  %s: %s", st_severity_name(l->messages[i].severity), l->messages[i].text);
 	return 0;
 }
 

@@ -347,8 +347,8 @@ st_diag_add(st_diag *d, st_severity sev, const char *file, int line, int col,
 	va_end(ap);
 }
 
-static const char *
-severity_word(st_severity s)
+const char *
+st_severity_name(st_severity s)
 {
 	switch (s) {
 	case ST_SEVERITY_ERROR:
@@ -356,7 +356,7 @@ severity_word(st_severity s)
 	case ST_SEVERITY_WARNING:
 		return "warning";
 	default:
-		return "note";
+		return "info";
 	}
 }
 
@@ -371,7 +371,7 @@ st_diag_print(const st_diag *d, FILE *out)
 				fprintf(out, ":%d:%d", it->line, it->col);
 			fputs(": ", out);
 		}
-		fprintf(out, "%s: %s\n", severity_word(it->severity), it->text);
+		fprintf(out, "%s: %s\n", st_severity_name(it->severity), it->text);
 	}
 	int limit = d->max_errors > 0 ? d->max_errors : 50;
 	if (d->errors > limit)

@@ -237,6 +237,8 @@ void st_diag_add(st_diag *d, st_severity sev, const char *file, int line, int co
                  const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 void st_diag_vadd(st_diag *d, st_severity sev, const char *file, int line, int col,
                   const char *fmt, va_list ap);
+/* "error", "warning" or "info". */
+const char *st_severity_name(st_severity s);
 /* Writes "file:line:col: error: text" lines. */
 void st_diag_print(const st_diag *d, FILE *out);
 

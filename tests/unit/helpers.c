@@ -132,3 +132,13 @@ test_session(const char *script)
 	st_diag_free(&d);
 	return s;
 }
+
+int
+test_run(st_session *s, const char *script)
+{
+	st_diag d;
+	st_diag_init(&d);
+	int rc = st_session_run_script(s, script, "test", &d);
+	st_diag_free(&d);
+	return rc;
+}

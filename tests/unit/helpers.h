@@ -45,4 +45,7 @@ int test_reshape(const char *type, const char *params, int n_inputs, const char 
 /* A session over a new empty graph, after running script (which must succeed). */
 st_session *test_session(const char *script);
 
+/* Runs a script in s; returns its status (failures are often what a test wants). */
+int test_run(st_session *s, const char *script);
+
 #endif

@@ -6,16 +6,6 @@
 
 #include "helpers.h"
 
-static int
-run(st_session *s, const char *script)
-{
-	st_diag d;
-	st_diag_init(&d);
-	int rc = st_session_run_script(s, script, "test", &d);
-	st_diag_free(&d);
-	return rc;
-}
-
 static st_graph *
 parse(const char *json)
 {
@@ -45,7 +35,7 @@ Test(check, unconnected_mandatory_inputs)
 	cr_assert_str_eq(first_message(g, "a"), "These mandatory inputs are not connected: 0");
 	cr_assert_str_eq(first_message(g, "out"), "These mandatory inputs are not connected: 0");
 	cr_assert_eq(g->errors, 2);
-	cr_assert_eq(run(s, "connect data a; connect a out"), 0);
+	cr_assert_eq(test_run(s, "connect data a; connect a out"), 0);
 	cr_assert_eq(g->errors, 0, "the incremental check after each command clears them");
 	st_session_free(s);
 }
@@ -132,18 +122,18 @@ Test(check, incremental_visits_only_downstream)
 	/* A shape change at l5's input flows to l5..l10 and out: 7 layers, not the side branch. */
 	st_layer *l5 = st_graph_find(g, "l5");
 	st_layer *side = st_graph_find(g, "side");
-	cr_assert_eq(run(s, "set data dims 3x8x8"), 0);
+	cr_assert_eq(test_run(s, "set data dims 3x8x8"), 0);
 	cr_assert_not(g->stats.full);
 	cr_assert_eq(g->stats.visited, 13, "the input feeds everything: all visited");
 
 	/* An edit that changes no shape stops at the layer itself. */
-	cr_assert_eq(run(s, "activation l5 relu"), 0);
+	cr_assert_eq(test_run(s, "activation l5 relu"), 0);
 	cr_assert_not(g->stats.full);
 	cr_assert_eq(g->stats.visited, 1, "only l5 is re-checked");
 	cr_assert_eq(l5->n_messages, 0);
 
 	/* Disconnecting l5 invalidates l5 and makes everything after it unknown. */
-	cr_assert_eq(run(s, "disconnect l5"), 0);
+	cr_assert_eq(test_run(s, "disconnect l5"), 0);
 	cr_assert_not(g->stats.full);
 	cr_assert_eq(g->stats.visited, 7, "l5..l10 and out");
 	cr_assert_eq(g->errors, 1);
@@ -214,7 +204,7 @@ Test(check, incremental_equals_full_over_random_edits)
 			         1 + (seed >> 12) % 3);
 			break;
 		}
-		run(s, script); /* failures (cycles, wrong types) are part of the test */
+		test_run(s, script); /* failures (cycles, wrong types) are part of the test */
 		assert_same_as_full(g);
 	}
 	st_session_free(s);

@@ -14,15 +14,6 @@ run_diag(st_session *s, const char *script, st_diag *d)
 	return st_session_run_script(s, script, "script", d);
 }
 
-static int
-run(st_session *s, const char *script)
-{
-	st_diag d;
-	int rc = run_diag(s, script, &d);
-	st_diag_free(&d);
-	return rc;
-}
-
 static void
 expect_script_error(const char *setup, const char *script, int line, int col, const char *text)
 {
@@ -45,7 +36,7 @@ Test(command, script_syntax)
 	st_graph *g = st_session_graph(s);
 	cr_assert_eq(g->n_layers, 3);
 	cr_assert_eq(st_graph_find(g, "b")->inputs[0].layer, st_graph_find(g, "a"));
-	cr_assert_eq(run(s, "network description \"two words; and a semicolon\""), 0);
+	cr_assert_eq(test_run(s, "network description \"two words; and a semicolon\""), 0);
 	cr_assert_str_eq(g->network.values[ST_NET_DESCRIPTION].s, "two words; and a semicolon");
 	st_session_free(s);
 }
@@ -72,7 +63,7 @@ Test(command, errors_carry_their_position)
 Test(command, a_failing_script_stops_and_keeps_earlier_edits)
 {
 	st_session *s = test_session("");
-	cr_assert_eq(run(s, "add input data; add identity a; connect nowhere a; add identity b"), -1);
+	cr_assert_eq(test_run(s, "add input data; add identity a; connect nowhere a; add identity b"), -1);
 	st_graph *g = st_session_graph(s);
 	cr_assert_eq(g->n_layers, 2, "stopped at the failing command");
 	cr_assert_eq(st_session_undo_depth(s), 2, "the failed command left no undo step");
@@ -86,7 +77,7 @@ Test(command, undo_redo_restore_the_exact_model)
 	st_graph *g = st_session_graph(s);
 	char *before = st_model_serialize(g);
 	int depth = st_session_undo_depth(s);
-	cr_assert_eq(run(s, "set data dims 1x28x28; set data batch 8; activation a leaky_relu alpha=0.2;"
+	cr_assert_eq(test_run(s, "set data dims 1x28x28; set data batch 8; activation a leaky_relu alpha=0.2;"
 	                    "rename a act; move act 10 -3; minimize act; network name lenet; "
 	                    "network tensor_format fp16-nhwc; add identity extra; connect act extra;"
 	                    "delete out; unset data batch"),
@@ -94,13 +85,13 @@ Test(command, undo_redo_restore_the_exact_model)
 	char *after = st_model_serialize(g);
 	cr_assert_str_neq(before, after);
 	cr_assert_eq(st_session_undo_depth(s), depth + 12);
-	cr_assert_eq(run(s, "undo 12"), 0);
+	cr_assert_eq(test_run(s, "undo 12"), 0);
 	char *undone = st_model_serialize(g);
 	cr_assert_str_eq(undone, before);
-	cr_assert_eq(run(s, "redo 12"), 0);
+	cr_assert_eq(test_run(s, "redo 12"), 0);
 	char *redone = st_model_serialize(g);
 	cr_assert_str_eq(redone, after);
-	cr_assert_eq(run(s, "undo; add identity z"), 0);
+	cr_assert_eq(test_run(s, "undo; add identity z"), 0);
 	cr_assert_eq(st_session_redo_depth(s), 0, "a new edit clears redo");
 	free(before);
 	free(after);
@@ -114,13 +105,13 @@ Test(command, set_forms_and_activation_coefficients)
 	st_session *s = test_session("add input data; add identity a; connect data a");
 	st_graph *g = st_session_graph(s);
 	st_layer *data = st_graph_find(g, "data");
-	cr_assert_eq(run(s, "set data dims [3, 64, 32]"), 0);
+	cr_assert_eq(test_run(s, "set data dims [3, 64, 32]"), 0);
 	cr_assert_eq(data->params.values[0].count, 3);
 	cr_assert_eq(data->params.values[0].ints[1], 64);
-	cr_assert_eq(run(s, "set data dims 1x2"), 0);
+	cr_assert_eq(test_run(s, "set data dims 1x2"), 0);
 	cr_assert_eq(data->params.values[0].count, 2);
 	cr_assert(data->params.set[0]);
-	cr_assert_eq(run(s, "unset data dims"), 0);
+	cr_assert_eq(test_run(s, "unset data dims"), 0);
 	cr_assert_not(data->params.set[0]);
 	cr_assert_eq(data->params.values[0].count, 3, "back to the default [3, 224, 224]");
 	st_diag d;
@@ -128,7 +119,7 @@ Test(command, set_forms_and_activation_coefficients)
 	cr_assert_str_eq(d.items[0].text,
 	                 "activation: activation leaky_relu has no coefficient 'beta'; it has: alpha");
 	st_diag_free(&d);
-	cr_assert_eq(run(s, "activation a none"), 0);
+	cr_assert_eq(test_run(s, "activation a none"), 0);
 	cr_assert_null(st_graph_find(g, "a")->act.type_name);
 	st_session_free(s);
 }
@@ -146,7 +137,7 @@ Test(command, check_list_show_and_help_print)
 	st_buf out;
 	st_buf_init(&out);
 	st_session_set_print(s, collect, &out);
-	cr_assert_eq(run(s, "check; list; show data; help; help connect"), 0);
+	cr_assert_eq(test_run(s, "check; list; show data; help; help connect"), 0);
 	cr_assert(strstr(out.data, "error: a: These mandatory inputs are not connected: 0") != NULL, "%s",
 	          out.data);
 	cr_assert(strstr(out.data, "1 error, 0 warnings") != NULL);
@@ -165,15 +156,15 @@ Test(command, dirty_tracks_saves)
 	char *path = st_xasprintf("%s/m.json", dir);
 	st_session *s = test_session("");
 	cr_assert_not(st_session_dirty(s));
-	cr_assert_eq(run(s, "add input data"), 0);
+	cr_assert_eq(test_run(s, "add input data"), 0);
 	cr_assert(st_session_dirty(s));
 	char *save = st_xasprintf("save %s", path);
-	cr_assert_eq(run(s, save), 0);
+	cr_assert_eq(test_run(s, save), 0);
 	cr_assert_not(st_session_dirty(s));
 	cr_assert_str_eq(st_session_path(s), path);
-	cr_assert_eq(run(s, "add identity a"), 0);
+	cr_assert_eq(test_run(s, "add identity a"), 0);
 	cr_assert(st_session_dirty(s));
-	cr_assert_eq(run(s, "undo"), 0);
+	cr_assert_eq(test_run(s, "undo"), 0);
 	cr_assert_not(st_session_dirty(s), "undoing back to the saved state is clean");
 	st_diag d;
 	st_diag_init(&d);

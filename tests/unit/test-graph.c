@@ -18,16 +18,6 @@ registry_with_good(void)
 	return r;
 }
 
-static int
-run(st_session *s, const char *script)
-{
-	st_diag d;
-	st_diag_init(&d);
-	int rc = st_session_run_script(s, script, "test", &d);
-	st_diag_free(&d);
-	return rc;
-}
-
 /* Every link appears once on each side. */
 static void
 assert_links_consistent(const st_graph *g)
@@ -61,7 +51,7 @@ Test(graph, generated_names_count_up)
 	cr_assert_str_eq(g->layers[1]->name, "identity_1");
 	cr_assert_str_eq(g->layers[2]->name, "identity_2");
 	cr_assert_str_eq(g->layers[3]->name, "in_2");
-	cr_assert_eq(run(s, "delete identity_1; add identity"), 0);
+	cr_assert_eq(test_run(s, "delete identity_1; add identity"), 0);
 	cr_assert_str_eq(g->layers[3]->name, "identity_1", "a freed name is reused");
 	st_session_free(s);
 }
@@ -75,12 +65,12 @@ Test(graph, links_both_ways_and_delete)
 	cr_assert_eq(out->inputs[0].layer, a, "connecting an input again replaces its link");
 	cr_assert_eq(a->n_consumers, 2);
 	assert_links_consistent(g);
-	cr_assert_eq(run(s, "delete a"), 0);
+	cr_assert_eq(test_run(s, "delete a"), 0);
 	cr_assert_null(st_graph_find(g, "a"));
 	cr_assert_null(st_graph_find(g, "b")->inputs[0].layer);
 	cr_assert_null(out->inputs[0].layer);
 	assert_links_consistent(g);
-	cr_assert_eq(run(s, "undo"), 0);
+	cr_assert_eq(test_run(s, "undo"), 0);
 	a = st_graph_find(g, "a");
 	cr_assert_not_null(a);
 	cr_assert_eq(st_graph_find(g, "b")->inputs[0].layer, a, "undo restores every link");
@@ -104,7 +94,7 @@ Test(graph, renames_are_checked)
 	char *keyword[] = { "rename", "a", "float" };
 	cr_assert_eq(st_session_exec(s, 3, keyword, err, sizeof err), -1);
 	cr_assert(strstr(err, "C keyword") != NULL);
-	cr_assert_eq(run(s, "rename data pixels"), 0);
+	cr_assert_eq(test_run(s, "rename data pixels"), 0);
 	cr_assert_null(st_graph_find(g, "data"));
 	cr_assert_str_eq(st_graph_find(g, "a")->inputs[0].layer->name, "pixels", "links follow");
 	char *text = st_model_serialize(g);
@@ -130,15 +120,15 @@ Test(graph, infinite_terminals_grow_and_shrink)
 {
 	st_registry *r = registry_with_good();
 	st_session *s = st_session_new(st_graph_new(r), NULL);
-	cr_assert_eq(run(s, "add input x; add input y; add stack_test st; connect x st; connect y st;"
+	cr_assert_eq(test_run(s, "add input x; add input y; add stack_test st; connect x st; connect y st;"
 	                    "connect x st"),
 	             0);
 	st_layer *st = st_graph_find(st_session_graph(s), "st");
 	cr_assert_eq(st->n_inputs, 3);
 	cr_assert_eq(st_layer_terminal_count(st), 4, "a free terminal follows the last link");
-	cr_assert_eq(run(s, "disconnect st.2"), 0);
+	cr_assert_eq(test_run(s, "disconnect st.2"), 0);
 	cr_assert_eq(st->n_inputs, 2, "a trailing empty terminal goes away");
-	cr_assert_eq(run(s, "disconnect st.0"), 0);
+	cr_assert_eq(test_run(s, "disconnect st.0"), 0);
 	cr_assert_eq(st->n_inputs, 2, "a hole in the middle stays");
 	cr_assert(st_layer_input_mandatory(st, 0));
 	st_graph_check(st_session_graph(s));
