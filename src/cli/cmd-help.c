@@ -81,9 +81,11 @@ print_man(FILE *out)
 	fprintf(out, ".SH NAME\nstrata \\- design, check, run and profile deep\\-learning models in the terminal\n");
 	fprintf(out, ".SH SYNOPSIS\n.B strata\n.RI [ MODEL ]\n.br\n.B strata\n.I COMMAND\n.RI [ OPTIONS ] \" \" [ ARGS ]\n");
 	fprintf(out, ".SH DESCRIPTION\n");
-	roff(out, "Strata designs, type-checks, runs, profiles and exports deep-learning models from a "
-	          "terminal, locally or over SSH on a remote GPU server. Models are JSON files "
-	          "(.strata.json); layer types come from plugins.\n");
+	roff(out, "Strata is a terminal workstation for deep-learning models, made for remote GPU "
+	          "servers reached over SSH. Models are JSON files (.strata.json) of layers whose types "
+	          "come from plugins. This version creates, edits (headless, with the same commands the "
+	          "editor will use), type-checks and describes models; running, profiling, the "
+	          "interactive editor and exports come in later versions.\n");
 	fprintf(out, ".SH COMMANDS\n");
 	for (int i = 0; i < cli_n_commands; i++) {
 		const cli_command *c = &cli_commands[i];
