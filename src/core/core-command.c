@@ -31,6 +31,7 @@ typedef struct op {
 	st_layer *layer; /* holds a reference */
 	int index;
 	st_port before, after;          /* OP_LINK; hold references */
+	int n_before, n_after;          /* OP_LINK: terminals present before and after */
 	st_value v_before, v_after;     /* OP_PARAM, OP_NETWORK */
 	bool set_before, set_after;
 	st_layer_act act_before, act_after; /* OP_ACT */
@@ -137,6 +138,9 @@ op_apply(st_graph *g, op *o, bool forward)
 		break;
 	case OP_LINK:
 		st_graph_set_input(g, l, o->index, forward ? o->after : o->before);
+		/* Unlinked terminals come and go with links (infinite inputs, unknown
+		 * types); put back exactly as many as there were. */
+		st_graph_set_terminal_count(g, l, forward ? o->n_after : o->n_before);
 		break;
 	case OP_PARAM:
 	case OP_NETWORK: {
@@ -228,6 +232,11 @@ commit(st_session *s, bool ok)
 		txn_free(&s->redo[i]);
 	s->n_redo = 0;
 	if (s->n_undo == HISTORY_LIMIT) {
+		/* The empty history now stands for the state after the dropped step. */
+		if (s->saved_id == s->undo[0].id)
+			s->saved_id = 0;
+		else if (s->saved_id == 0)
+			s->saved_id = ULONG_MAX; /* the saved state can no longer be reached */
 		txn_free(&s->undo[0]);
 		memmove(&s->undo[0], &s->undo[1], sizeof *s->undo * (size_t)(s->n_undo - 1));
 		s->n_undo--;
@@ -242,6 +251,12 @@ do_link(st_session *s, st_layer *dst, int input, st_port src)
 {
 	op o = { .kind = OP_LINK, .layer = dst, .index = input, .after = src };
 	o.before = input < dst->n_inputs ? dst->inputs[input] : (st_port){ NULL, 0 };
+	o.n_before = dst->n_inputs;
+	/* What linking leaves, found by doing it: record() applies it again. */
+	st_graph_set_input(s->graph, dst, input, src);
+	o.n_after = dst->n_inputs;
+	st_graph_set_input(s->graph, dst, input, o.before);
+	st_graph_set_terminal_count(s->graph, dst, o.n_before);
 	port_ref(o.before);
 	port_ref(o.after);
 	record(s, &o);
@@ -484,6 +499,10 @@ cmd_connect(st_session *s, int argc, char **argv, char *err, size_t size)
 	}
 	const st_layer_desc *d = dst->type ? dst->type->desc : NULL;
 	bool infinite = d && d->n_inputs > 0 && (d->inputs[d->n_inputs - 1].flags & ST_PORT_INFINITE);
+	if (d != NULL && d->n_inputs == 0) {
+		snprintf(err, size, "'%s' (%s) has no inputs", dst->name, d->name);
+		return -1;
+	}
 	if (in < 0) {
 		/* The first free terminal. */
 		in = 0;

@@ -284,6 +284,21 @@ st_graph_set_input(st_graph *g, st_layer *dst, int input, st_port src)
 }
 
 void
+st_graph_set_terminal_count(st_graph *g, st_layer *l, int n)
+{
+	if (n < l->n_inputs) {
+		/* Only unlinked terminals are ever cut. */
+		while (l->n_inputs > n && l->inputs[l->n_inputs - 1].layer == NULL)
+			l->n_inputs--;
+	} else if (n > l->n_inputs) {
+		l->inputs = st_xreallocarray(l->inputs, (size_t)n, sizeof *l->inputs);
+		memset(&l->inputs[l->n_inputs], 0, sizeof *l->inputs * (size_t)(n - l->n_inputs));
+		l->n_inputs = n;
+	}
+	st_graph_touch(g, l);
+}
+
+void
 st_graph_rename(st_graph *g, st_layer *l, const char *name)
 {
 	if (st_map_get(&g->names, l->name) == l)
@@ -296,6 +311,9 @@ st_graph_rename(st_graph *g, st_layer *l, const char *name)
 	else
 		st_map_put(&g->names, l->name, l);
 	st_graph_touch(g, l);
+	/* Messages downstream may quote the old name. */
+	for (int i = 0; i < l->n_consumers; i++)
+		st_graph_touch(g, l->consumers[i].layer);
 }
 
 bool

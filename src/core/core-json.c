@@ -91,10 +91,17 @@ typedef struct walker {
 	position_table *table;
 } walker;
 
+/* cJSON skips every byte up to 0x20 as white space; so must the walker. */
+static bool
+is_space(char c)
+{
+	return (unsigned char)c <= 0x20;
+}
+
 static const char *
 skip_ws(const walker *w, const char *p)
 {
-	while (p < w->end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+	while (p < w->end && is_space(*p))
 		p++;
 	return p;
 }
@@ -114,8 +121,7 @@ skip_string(const walker *w, const char *p)
 static const char *
 skip_scalar(const walker *w, const char *p)
 {
-	while (p < w->end && *p != ',' && *p != ']' && *p != '}' && *p != ' ' && *p != '\t' &&
-	       *p != '\n' && *p != '\r')
+	while (p < w->end && *p != ',' && *p != ']' && *p != '}' && !is_space(*p))
 		p++;
 	return p;
 }

@@ -486,10 +486,19 @@ parse_version(const cJSON *v, int *major, int *minor)
 		return true;
 	}
 	if (cJSON_IsString(v)) {
-		char tail;
-		if (sscanf(v->valuestring, "%d.%d%c", major, minor, &tail) == 2 && *major >= 0 &&
-		    *minor >= 0 && *major <= 1000 && *minor <= 1000000)
-			return true;
+		const char *s = v->valuestring;
+		char *end;
+		if (*s < '0' || *s > '9')
+			return false;
+		long a = strtol(s, &end, 10);
+		if (*end != '.' || end[1] < '0' || end[1] > '9' || a > 1000)
+			return false;
+		long b = strtol(end + 1, &end, 10);
+		if (*end != '\0' || b > 1000000)
+			return false;
+		*major = (int)a;
+		*minor = (int)b;
+		return true;
 	}
 	return false;
 }

@@ -143,12 +143,14 @@ host_declare(st_plugin_ctx *ctx, const st_plugin_info *info)
 		return -1;
 	}
 	if (info == NULL || info->name == NULL || !st_is_identifier(info->name)) {
+		free(ctx->refusal);
 		ctx->refusal = st_xstrdup("its declaration has no valid name (a C identifier)");
 		return -1;
 	}
 	for (int i = 0; i < ctx->registry->n_plugins; i++) {
 		st_plugin *other = ctx->registry->plugins[i];
 		if (other != p && other->loaded && other->name && strcmp(other->name, info->name) == 0) {
+			free(ctx->refusal);
 			ctx->refusal = st_xasprintf("a plugin named '%s' is already loaded from %s",
 			                            info->name, other->path);
 			return -1;
@@ -200,21 +202,23 @@ host_register_layer(st_plugin_ctx *ctx, const st_layer_desc *d)
 		plugin_note(p, "layer type '%s' refused: %s", d->name, err);
 		return -1;
 	}
+	/* Aliases that are invalid or taken (by any name or alias so far, or
+	 * repeated here) are left out, with a note; the commit skips them too. */
+	for (int k = 0; d->aliases && d->aliases[k]; k++) {
+		const char *a = d->aliases[k];
+		bool clash = !valid_type_name(a) || strcmp(a, d->name) == 0 || name_taken(ctx, a);
+		for (int j = 0; !clash && j < k; j++)
+			clash = strcmp(d->aliases[j], a) == 0;
+		if (clash)
+			plugin_note(p, "alias '%s' of '%s' is invalid or already taken; it is ignored", a,
+			            d->name);
+	}
 	st_layer_type *t = st_xcalloc(1, sizeof *t);
 	t->desc = d;
 	t->plugin = p;
 	t->defaults = defaults;
 	ctx->types = st_xreallocarray(ctx->types, (size_t)ctx->n_types + 1, sizeof *ctx->types);
 	ctx->types[ctx->n_types++] = t;
-	for (int k = 0; d->aliases && d->aliases[k]; k++) {
-		const char *a = d->aliases[k];
-		bool clash = !valid_type_name(a) || st_map_get(&ctx->registry->type_names, a);
-		for (int i = 0; !clash && i + 1 < ctx->n_types; i++)
-			clash = strcmp(ctx->types[i]->desc->name, a) == 0;
-		if (clash)
-			plugin_note(p, "alias '%s' of '%s' is invalid or already taken; it is ignored", a,
-			            d->name);
-	}
 	return 0;
 }
 
@@ -281,10 +285,16 @@ static void
 host_message(st_reshape *r, st_severity sev, const char *fmt, ...)
 {
 	reshape_state *st = r->host_private;
-	if (st == NULL || st->n_messages >= 32)
+	if (st == NULL)
 		return;
 	if ((unsigned)sev > ST_SEVERITY_INFO)
 		sev = ST_SEVERITY_ERROR;
+	if (st->n_messages >= 32) {
+		/* Past the cap messages are dropped, but an error still counts. */
+		if (sev == ST_SEVERITY_ERROR)
+			st->error = true;
+		return;
+	}
 	va_list ap;
 	va_start(ap, fmt);
 	state_add(st, sev, st_xvasprintf(fmt, ap));
@@ -744,7 +754,12 @@ st_reshape_run(const st_layer_type *type, const char *layer_name, const st_value
 	}
 	if (rc == 0) {
 		int limit = (d->flags & ST_LAYER_VARIABLE_OUTPUTS) ? ST_MAX_OUTPUTS : d->n_outputs;
-		if (r->n_outputs < 0 || r->n_outputs > limit) {
+		if (r->n_weights < 0 || r->n_weights > ST_MAX_WEIGHTS) {
+			state_add(&st, ST_SEVERITY_ERROR,
+			          st_xasprintf("the plugin gave %d weights (at most %d)", r->n_weights,
+			                       ST_MAX_WEIGHTS));
+			rc = -1;
+		} else if (r->n_outputs < 0 || r->n_outputs > limit) {
 			state_add(&st, ST_SEVERITY_ERROR,
 			          st_xasprintf("the plugin gave %d outputs (at most %d)", r->n_outputs, limit));
 			rc = -1;
@@ -765,8 +780,10 @@ st_reshape_run(const st_layer_type *type, const char *layer_name, const st_value
 			}
 		}
 	}
-	if (rc != 0)
+	if (rc != 0) {
 		r->n_outputs = 0;
+		r->n_weights = 0;
+	}
 	r->host_private = NULL;
 	r->inputs = NULL; /* padded belongs to this call */
 	free(padded);

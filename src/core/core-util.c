@@ -230,8 +230,10 @@ static void
 map_grow(st_map *m)
 {
 	st_map old = *m;
-	m->cap = old.cap ? old.cap * 2 : 16;
-	while ((old.count + 1) * 4 >= m->cap * 3)
+	/* Sized by the live entries only: rehashing also drops the tombstones,
+	 * so many removals do not make the table grow. */
+	m->cap = 16;
+	while ((old.count + 1) * 2 >= m->cap)
 		m->cap *= 2;
 	m->keys = st_xcalloc(m->cap, sizeof *m->keys);
 	m->values = st_xcalloc(m->cap, sizeof *m->values);

@@ -468,7 +468,8 @@ st_value_from_text(const st_param_desc *d, const char *text, st_value *out, char
 	}
 	char *json = (d->kind == ST_PARAM_DIMS || d->kind == ST_PARAM_FLOATS) ? list_text_to_json(text)
 	                                                                      : st_xstrdup(text);
-	cJSON *j = cJSON_Parse(json);
+	/* The whole text must be the value: "16 junk" is not 16. */
+	cJSON *j = cJSON_ParseWithOpts(json, NULL, 1);
 	free(json);
 	if (j == NULL) {
 		/* Let the usual message describe what was expected. */

@@ -375,6 +375,9 @@ void st_graph_remove(st_graph *g, st_layer *l);
  * src.layer disconnects. Returns the previous source. */
 st_port st_graph_set_input(st_graph *g, st_layer *dst, int input, st_port src);
 void st_graph_rename(st_graph *g, st_layer *l, const char *name);
+/* Grows l's terminals with unlinked ones, or cuts unlinked ones off the end,
+ * towards n (undo uses it to restore a layer's terminals exactly). */
+void st_graph_set_terminal_count(st_graph *g, st_layer *l, int n);
 /* Marks a layer for re-checking. */
 void st_graph_touch(st_graph *g, st_layer *l);
 /* Rebuilds the name index and the duplicate marks from scratch. */

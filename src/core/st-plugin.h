@@ -86,9 +86,10 @@ typedef struct st_value {
 #define ST_PARAM_HAS_MAX 0x2u /* numbers (and list elements) must be <= max */
 
 /*
- * One parameter of a layer type or activation. default_value is written in
- * the model file's syntax ("1", "0.5", "true", "max", "[1, 1]", "\"text\"" or
- * plain text for strings); the host checks it at registration.
+ * One parameter of a layer type or activation. default_value is written as
+ * the edit command `set` takes it ("1", "0.5", "true", "max", "[1, 1]"; a
+ * string as its plain text, without quotes); the host checks it at
+ * registration.
  */
 typedef struct st_param_desc {
 	const char *name;          /* lower-case identifier, unique in the type */

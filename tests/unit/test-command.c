@@ -190,3 +190,90 @@ Test(command, every_command_has_help)
 			cr_assert_eq(st_command_find(st_commands[i].alias), &st_commands[i]);
 	}
 }
+
+static char *
+load_serialize(const char *json, st_session **out)
+{
+	st_diag d;
+	st_diag_init(&d);
+	st_graph *g = st_model_parse(json, strlen(json), "t.json", test_registry(), &d);
+	cr_assert_not_null(g);
+	st_diag_free(&d);
+	st_graph_check(g);
+	*out = st_session_new(g, NULL);
+	return st_model_serialize(g);
+}
+
+Test(command, undo_restores_unlinked_terminals_exactly)
+{
+	st_session *s;
+	char *before = load_serialize(
+		"{\"format\": \"strata-model\", \"version\": 1, \"layers\": ["
+		"{\"name\": \"a\", \"type\": \"input\"}, {\"name\": \"b\", \"type\": \"input\"},"
+		"{\"name\": \"c\", \"type\": \"concatenation\", \"inputs\": [\"a.0\", null, null]},"
+		"{\"name\": \"u\", \"type\": \"mystery\"}]}",
+		&s);
+	st_graph *g = st_session_graph(s);
+	int errors = g->errors;
+	cr_assert_eq(test_run(s, "connect b c.1; connect a u.5; disconnect c.0"), 0);
+	cr_assert_eq(test_run(s, "undo 3"), 0);
+	char *after = st_model_serialize(g);
+	cr_assert_str_eq(after, before);
+	cr_assert_eq(g->errors, errors, "the check result is restored too");
+	cr_assert_eq(test_run(s, "redo 3; undo 3"), 0);
+	char *again = st_model_serialize(g);
+	cr_assert_str_eq(again, before);
+	free(before);
+	free(after);
+	free(again);
+	st_session_free(s);
+}
+
+Test(command, renaming_updates_messages_downstream)
+{
+	st_session *s;
+	char *text = load_serialize("{\"format\": \"strata-model\", \"version\": 1, \"layers\": ["
+	                            "{\"name\": \"data\", \"type\": \"input\"},"
+	                            "{\"name\": \"b\", \"type\": \"identity\", \"inputs\": [\"data.3\"]}]}",
+	                            &s);
+	st_graph *g = st_session_graph(s);
+	cr_assert_eq(test_run(s, "rename data zz"), 0);
+	cr_assert_str_eq(st_graph_find(g, "b")->messages[0].text,
+	                 "input 0 is linked to zz.3, but 'zz' has 1 output");
+	free(text);
+	st_session_free(s);
+}
+
+Test(command, dropping_old_history_keeps_unsaved_changes_visible)
+{
+	char dir[] = "/tmp/strata-hist-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char *save = st_xasprintf("add input a; save %s/m.json", dir);
+	st_session *s = test_session(save);
+	cr_assert_not(st_session_dirty(s));
+	st_buf b;
+	st_buf_init(&b);
+	for (int i = 1; i <= 10001; i++)
+		st_buf_printf(&b, "move a %d 0\n", i);
+	cr_assert_eq(test_run(s, b.data), 0);
+	cr_assert_eq(test_run(s, "undo 10000"), 0);
+	cr_assert_eq(st_graph_find(st_session_graph(s), "a")->x, 1);
+	cr_assert(st_session_dirty(s), "the saved state is gone from the history: still dirty");
+	char *path = st_xasprintf("%s/m.json", dir);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	free(save);
+	st_buf_free(&b);
+	st_session_free(s);
+}
+
+Test(command, connecting_to_a_layer_without_inputs)
+{
+	st_session *s = test_session("add input d; add identity i");
+	st_diag d;
+	cr_assert_eq(run_diag(s, "connect i d", &d), -1);
+	cr_assert_str_eq(d.items[0].text, "connect: 'd' (input) has no inputs");
+	st_diag_free(&d);
+	st_session_free(s);
+}

@@ -67,6 +67,25 @@ Test(model, top_level_errors)
 	expect_error(HEAD "\"layers\": [], \"layers\": []}", 2, 15, "field 'layers' is given twice (at layers)");
 }
 
+Test(model, versions_are_parsed_strictly)
+{
+	const char *bad[] = { "\"1.4294967296\"", "\"1.\"", "\"x1.0\"", "\"1.0 \"", "1.5", "-1" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		char *text = st_xasprintf("{\"format\": \"strata-model\", \"version\": %s, \"layers\": []}",
+		                          bad[i]);
+		expect_error(text, 1, 39,
+		             "the field \"version\" must be the format version, such as 1 or \"1.0\" (at version)");
+		free(text);
+	}
+}
+
+Test(model, any_control_byte_is_white_space_for_positions)
+{
+	/* cJSON skips every byte up to 0x20; positions must stay right after one. */
+	expect_error("{\"format\": \"strata-model\",\f\v \"version\": 1,\n  \"network\": 3, \"layers\": []}", 2,
+	             14, "'network' must be an object (at network)");
+}
+
 Test(model, network_errors)
 {
 	expect_error(HEAD "\"network\": {\"tensor_format\": \"fp8\"}, \"layers\": []}", 2, 30,

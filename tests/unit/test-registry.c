@@ -109,8 +109,13 @@ Test(registry, duplicate_and_bad_types_are_refused_one_by_one)
 		saw_clash |= strstr(p->notes[i], "'convolution' refused: the name is already provided by "
 		                                 "plugin 'std'") != NULL;
 	}
+	bool saw_alias = false;
+	for (int i = 0; i < p->n_notes; i++)
+		saw_alias |= strstr(p->notes[i], "alias 'dup_alias' of 'dup_ok2' is invalid or already taken") != NULL;
 	cr_assert(saw_default, "bad default reported");
 	cr_assert(saw_clash, "clash with std reported");
+	cr_assert(saw_alias, "an alias two types share is reported");
+	cr_assert_str_eq(st_registry_find_layer(r, "dup_alias")->desc->name, "dup_ok", "the first keeps it");
 	cr_assert_eq(st_registry_find_layer(r, "convolution"), conv, "std keeps its types");
 	cr_assert_eq(st_registry_find_layer(r, "identity"), identity);
 	free(path);
@@ -138,4 +143,27 @@ Test(registry, search_path_starts_with_the_environment)
 	cr_assert(strncmp(path, "/a:/b:", 6) == 0, "%s", path);
 	cr_assert(strstr(path, "/.local/lib/strata/plugins") != NULL);
 	free(path);
+}
+
+Test(registry, plugins_breaking_the_weight_limit_are_caught)
+{
+	st_registry *r = registry_with_std();
+	char *path = test_plugin("dup-std");
+	cr_assert(st_registry_load_file(r, path)->loaded);
+	st_shape in = test_shape("1x2");
+	const st_shape *ins[] = { &in };
+	st_shape outs[ST_MAX_OUTPUTS];
+	st_reshape res;
+	st_message *m;
+	int n;
+	cr_assert_eq(st_reshape_run(st_registry_find_layer(r, "too_many_weights"), "x", NULL, 1, ins, outs,
+	                            &res, &m, &n),
+	             -1);
+	cr_assert_str_eq(m[0].text, "the plugin gave 99 weights (at most 8)");
+	cr_assert_eq(res.n_weights, 0);
+	for (int i = 0; i < n; i++)
+		free(m[i].text);
+	free(m);
+	free(path);
+	st_registry_free(r);
 }

@@ -124,3 +124,21 @@ Test(util, diag_counts_and_caps)
 	cr_assert_eq(d.items[2].line, 3);
 	st_diag_free(&d);
 }
+
+Test(util, map_removals_do_not_grow_the_table)
+{
+	st_map m;
+	st_map_init(&m);
+	static char keys[2][16];
+	/* A rename-like pattern: one live name, replaced a million times. */
+	for (int i = 0; i < 1000000; i++) {
+		char *k = keys[i % 2];
+		snprintf(k, sizeof keys[0], "n%d", i);
+		if (i > 0)
+			st_map_remove(&m, keys[(i + 1) % 2]);
+		st_map_put(&m, k, k);
+	}
+	cr_assert_eq(m.count, 1);
+	cr_assert_leq(m.cap, 64, "capacity %zu for one live entry", m.cap);
+	st_map_free(&m);
+}

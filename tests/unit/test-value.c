@@ -114,6 +114,9 @@ Test(value, command_text)
 	cr_assert_eq(v.i, 1);
 	cr_assert_eq(st_value_from_text(&p_int, "abc", &v, err, sizeof err), -1);
 	cr_assert_str_eq(err, "must be a positive integer, got \"abc\"");
+	cr_assert_eq(st_value_from_text(&p_int, "16 junk", &v, err, sizeof err), -1, "trailing text");
+	cr_assert_eq(st_value_from_text(&p_int, "2]]", &v, err, sizeof err), -1);
+	cr_assert_eq(st_value_from_text(&p_dims, "[3,3] x", &v, err, sizeof err), -1);
 	cr_assert_eq(st_value_from_text(&p_str, "two words", &v, err, sizeof err), 0);
 	cr_assert_str_eq(v.s, "two words");
 	st_value_clear(&v);
