@@ -24,6 +24,10 @@ struct st_plugin_ctx {
 	int n_types;
 	st_activation_type **acts;
 	int n_acts;
+	st_impl *impls;
+	int n_impls;
+	st_activation_impl_entry *act_impls;
+	int n_act_impls;
 };
 
 static void
@@ -256,6 +260,72 @@ host_register_activation(st_plugin_ctx *ctx, const st_activation_desc *d)
 	return 0;
 }
 
+static int
+host_register_impl(st_plugin_ctx *ctx, const st_impl_desc *d)
+{
+	st_plugin *p = ctx->plugin;
+	if (!ctx->declared) {
+		plugin_note(p, "an implementation was registered before the plugin declared itself");
+		return -1;
+	}
+	if (d == NULL || d->layer == NULL || d->backend == NULL || d->run == NULL || d->layouts == 0) {
+		plugin_note(p, "an implementation without a layer type, backend, layouts or run function "
+		               "was refused");
+		return -1;
+	}
+	bool taken = st_registry_find_impl(ctx->registry, d->layer, d->backend) != NULL;
+	for (int i = 0; i < ctx->n_impls && !taken; i++)
+		taken = strcmp(ctx->impls[i].desc->layer, d->layer) == 0 &&
+		        strcmp(ctx->impls[i].desc->backend, d->backend) == 0;
+	if (taken) {
+		plugin_note(p, "the %s implementation of '%s' refused: one is already registered", d->backend,
+		            d->layer);
+		return -1;
+	}
+	ctx->impls = st_xreallocarray(ctx->impls, (size_t)ctx->n_impls + 1, sizeof *ctx->impls);
+	ctx->impls[ctx->n_impls].desc = d;
+	ctx->impls[ctx->n_impls].plugin = p;
+	ctx->n_impls++;
+	return 0;
+}
+
+static int
+host_register_activation_impl(st_plugin_ctx *ctx, const st_activation_impl *d)
+{
+	st_plugin *p = ctx->plugin;
+	if (!ctx->declared || d == NULL || d->activation == NULL || d->apply == NULL) {
+		plugin_note(p, "an activation implementation without a name or function was refused");
+		return -1;
+	}
+	bool taken = st_registry_find_activation_impl(ctx->registry, d->activation) != NULL;
+	for (int i = 0; i < ctx->n_act_impls && !taken; i++)
+		taken = strcmp(ctx->act_impls[i].desc->activation, d->activation) == 0;
+	if (taken) {
+		plugin_note(p, "the implementation of activation '%s' refused: one is already registered",
+		            d->activation);
+		return -1;
+	}
+	ctx->act_impls = st_xreallocarray(ctx->act_impls, (size_t)ctx->n_act_impls + 1,
+	                                  sizeof *ctx->act_impls);
+	ctx->act_impls[ctx->n_act_impls].desc = d;
+	ctx->act_impls[ctx->n_act_impls].plugin = p;
+	ctx->n_act_impls++;
+	return 0;
+}
+
+static void
+host_fail(st_exec_layer *L, const char *fmt, ...)
+{
+	st_exec_report *rep = L ? L->host_private : NULL;
+	if (rep == NULL || rep->failed)
+		return; /* the first reason is the one that counts */
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rep->text, sizeof rep->text, fmt, ap);
+	va_end(ap);
+	rep->failed = true;
+}
+
 static void
 host_refuse(st_plugin_ctx *ctx, const char *reason)
 {
@@ -339,6 +409,11 @@ const st_host_api st_host = {
 	.dtype_name = st_dtype_name,
 	.shape_elements = st_shape_elements,
 	.shape_format = st_shape_format,
+	.register_impl = host_register_impl,
+	.register_activation_impl = host_register_activation_impl,
+	.fail = host_fail,
+	.half_to_float = st_half_to_float,
+	.float_to_half = st_float_to_half,
 };
 
 /* ---- registry ---- */
@@ -382,6 +457,8 @@ st_registry_free(st_registry *r)
 	}
 	free(r->types);
 	free(r->activations);
+	free(r->impls);
+	free(r->activation_impls);
 	st_map_free(&r->type_names);
 	st_map_free(&r->activation_names);
 	for (int i = 0; i < r->n_plugins; i++) {
@@ -419,6 +496,8 @@ ctx_discard(st_plugin_ctx *ctx)
 	}
 	free(ctx->types);
 	free(ctx->acts);
+	free(ctx->impls);
+	free(ctx->act_impls);
 	free(ctx->refusal);
 }
 
@@ -456,11 +535,22 @@ run_entry(st_registry *r, st_plugin *p, st_plugin_entry_fn entry)
 		r->activations[r->n_activations++] = ctx.acts[i];
 		st_map_put(&r->activation_names, ctx.acts[i]->desc->name, ctx.acts[i]);
 	}
+	r->impls = st_xreallocarray(r->impls, (size_t)(r->n_impls + ctx.n_impls), sizeof *r->impls);
+	for (int i = 0; i < ctx.n_impls; i++)
+		r->impls[r->n_impls++] = ctx.impls[i];
+	r->activation_impls = st_xreallocarray(r->activation_impls,
+	                                       (size_t)(r->n_activation_impls + ctx.n_act_impls),
+	                                       sizeof *r->activation_impls);
+	for (int i = 0; i < ctx.n_act_impls; i++)
+		r->activation_impls[r->n_activation_impls++] = ctx.act_impls[i];
 	p->n_layers = ctx.n_types;
 	p->n_activations = ctx.n_acts;
+	p->n_impls = ctx.n_impls;
 	p->loaded = true;
 	free(ctx.types);
 	free(ctx.acts);
+	free(ctx.impls);
+	free(ctx.act_impls);
 	free(ctx.refusal);
 }
 
@@ -660,6 +750,28 @@ const st_activation_type *
 st_registry_find_activation(const st_registry *r, const char *name)
 {
 	return st_map_get(&r->activation_names, name);
+}
+
+const st_impl_desc *
+st_registry_find_impl(const st_registry *r, const char *layer, const char *backend)
+{
+	/* Few enough to search: a type has at most one per backend. */
+	for (int i = 0; i < r->n_impls; i++) {
+		const st_impl_desc *d = r->impls[i].desc;
+		if (strcmp(d->layer, layer) == 0 && strcmp(d->backend, backend) == 0)
+			return d;
+	}
+	return NULL;
+}
+
+const st_activation_impl *
+st_registry_find_activation_impl(const st_registry *r, const char *name)
+{
+	for (int i = 0; i < r->n_activation_impls; i++) {
+		if (strcmp(r->activation_impls[i].desc->activation, name) == 0)
+			return r->activation_impls[i].desc;
+	}
+	return NULL;
 }
 
 const char *

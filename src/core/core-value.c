@@ -100,6 +100,58 @@ st_shape_format(const st_shape *s, char *buf, int size)
 	return n;
 }
 
+float
+st_half_to_float(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+	if (exp == 0x1f) {
+		bits = sign | 0x7f800000u | (mant << 13); /* infinity or NaN */
+	} else if (exp != 0) {
+		bits = sign | ((exp + 112) << 23) | (mant << 13);
+	} else if (mant == 0) {
+		bits = sign;
+	} else {
+		/* A subnormal half is a normal float: shift the mantissa up. */
+		int e = -1;
+		do {
+			e++;
+			mant <<= 1;
+		} while (!(mant & 0x400));
+		bits = sign | ((uint32_t)(112 - e) << 23) | ((mant & 0x3ff) << 13);
+	}
+	float f;
+	memcpy(&f, &bits, sizeof f);
+	return f;
+}
+
+uint16_t
+st_float_to_half(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, sizeof x);
+	uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+	uint32_t abs = x & 0x7fffffffu;
+	if (abs > 0x7f800000u)
+		return sign | 0x7e00; /* NaN stays NaN */
+	if (abs >= 0x477ff000u)
+		return sign | 0x7c00; /* rounds to infinity */
+	if (abs < 0x38800000u) {
+		/* Subnormal or zero: add the bits as a float with the half's scale. */
+		float a;
+		memcpy(&a, &abs, sizeof a);
+		a = a * 16777216.0f; /* 2^24: the value in units of the smallest subnormal */
+		uint32_t m = (uint32_t)a;
+		float rest = a - (float)m;
+		if (rest > 0.5f || (rest == 0.5f && (m & 1)))
+			m++;
+		return sign | (uint16_t)m;
+	}
+	/* Normal: drop 13 mantissa bits with round-to-nearest-even. */
+	uint32_t rounded = abs - 0x38000000u; /* rebias 127 -> 15 */
+	rounded += 0x0fff + ((rounded >> 13) & 1);
+	return sign | (uint16_t)(rounded >> 13);
+}
+
 const char *
 st_param_kind_name(st_param_kind k)
 {

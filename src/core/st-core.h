@@ -53,7 +53,7 @@ typedef struct st_plugin {
 	char *refusal;    /* why it was refused, or NULL */
 	char **notes;     /* types refused one by one, with the reason */
 	int n_notes;
-	int n_layers, n_activations;
+	int n_layers, n_activations, n_impls;
 	void *handle;     /* dlopen handle, or NULL */
 } st_plugin;
 
@@ -70,6 +70,17 @@ typedef struct st_activation_type {
 	st_value *defaults; /* desc->n_params values */
 } st_activation_type;
 
+/* A registered implementation, from any plugin, for a type by name. */
+typedef struct st_impl {
+	const st_impl_desc *desc;
+	st_plugin *plugin;
+} st_impl;
+
+typedef struct st_activation_impl_entry {
+	const st_activation_impl *desc;
+	st_plugin *plugin;
+} st_activation_impl_entry;
+
 typedef struct st_registry {
 	st_plugin **plugins;
 	int n_plugins;
@@ -79,6 +90,10 @@ typedef struct st_registry {
 	int n_activations;
 	st_map type_names;     /* names and aliases -> st_layer_type */
 	st_map activation_names;
+	st_impl *impls;        /* implementations, matched to types by name when used */
+	int n_impls;
+	st_activation_impl_entry *activation_impls;
+	int n_activation_impls;
 } st_registry;
 
 /* A link's source: output `output` of `layer`. layer NULL = unconnected. */
@@ -272,6 +287,9 @@ int64_t st_shape_bytes(const st_shape *s);
 bool st_shape_equal(const st_shape *a, const st_shape *b);
 /* "1x3x224x224" ("scalar" for rank 0); returns the length it needed. */
 int st_shape_format(const st_shape *s, char *buf, int size);
+/* IEEE binary16 conversions; float_to_half rounds to nearest even. */
+float st_half_to_float(uint16_t h);
+uint16_t st_float_to_half(float f);
 
 const char *st_param_kind_name(st_param_kind k);
 /* Deep copy; the copy is freed with st_value_clear. */
@@ -331,11 +349,22 @@ char *st_registry_search_path(void);
 /* Finds a layer type by name or alias; NULL when none. */
 const st_layer_type *st_registry_find_layer(const st_registry *r, const char *name);
 const st_activation_type *st_registry_find_activation(const st_registry *r, const char *name);
+/* The implementation of a layer type on a backend ("cpu"), or NULL. */
+const st_impl_desc *st_registry_find_impl(const st_registry *r, const char *layer, const char *backend);
+/* The computation of an activation, or NULL. */
+const st_activation_impl *st_registry_find_activation_impl(const st_registry *r, const char *name);
 /* The closest known layer type name to name, or NULL ("did you mean"). */
 const char *st_registry_suggest_layer(const st_registry *r, const char *name);
 
 /* The host API given to plugins. */
 extern const st_host_api st_host;
+
+/* What st_exec_layer.host_private points to while the engine prepares or
+ * runs a layer: api->fail writes its message here. */
+typedef struct st_exec_report {
+	bool failed;
+	char text[512];
+} st_exec_report;
 
 /*
  * Runs a type's reshape outside any graph, with the checks the type checker

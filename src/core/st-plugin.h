@@ -3,6 +3,7 @@
 #define ST_PLUGIN_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -23,7 +24,7 @@ extern "C" {
  * st_plugin_entry returns 0, or -1 to refuse loading (after api->declare
  * has been called, with a reason given through api->refuse).
  */
-#define ST_PLUGIN_ABI_VERSION 1u
+#define ST_PLUGIN_ABI_VERSION 2u
 
 #define ST_MAX_RANK 8     /* tensors have rank 0 to 8 */
 #define ST_MAX_OUTPUTS 64 /* most outputs one layer may have */
@@ -123,6 +124,104 @@ typedef struct st_weight_desc {
 typedef struct st_host_api st_host_api;
 typedef struct st_plugin_ctx st_plugin_ctx;
 
+/* ------------------------------------------------------------------------
+ * Execution (ABI 2): tensors, implementations, the thread pool
+ * ------------------------------------------------------------------------ */
+
+/* How a tensor's elements lie in memory. The shape is always logical
+ * (N, C, spatial... for images); NCHW stores it in that order (row-major),
+ * NHWC stores channels last: N, spatial..., C. Below rank 3 both are the same. */
+typedef enum st_layout {
+	ST_LAYOUT_NCHW,
+	ST_LAYOUT_NHWC,
+	ST_LAYOUT_COUNT
+} st_layout;
+
+/* A tensor handed to an implementation. data holds float (FLOAT32), uint16_t
+ * IEEE binary16 bits (FLOAT16), int64_t, int32_t, int8_t, uint8_t or uint8_t
+ * 0/1 (BOOL) by shape.dtype. Buffers are 64-byte aligned. */
+typedef struct st_tensor {
+	void *data;
+	st_shape shape;
+	st_layout layout;
+} st_tensor;
+
+typedef struct st_exec_ctx st_exec_ctx;
+
+/*
+ * One layer as an implementation sees it, at prepare and at run time. The
+ * host owns everything but state. Inputs and outputs have the layout and
+ * dtype the implementation declared it accepts (the host converts around it
+ * otherwise). Weights are FP32 NCHW, in the order reshape declared them,
+ * often memory-mapped: read them, never write them.
+ */
+typedef struct st_exec_layer {
+	const char *name;
+	const struct st_layer_desc *desc;
+	const st_value *params;            /* by desc->params order, defaults filled */
+	int n_inputs;
+	const st_tensor *inputs;           /* data NULL for an unlinked optional input */
+	int n_outputs;
+	st_tensor *outputs;
+	int n_weights;
+	const st_tensor *weights;          /* data NULL for an optional weight without a file */
+	const struct st_activation_desc *act; /* the attached activation, or NULL */
+	const st_value *act_params;
+	void *state;                       /* the implementation's: packed weights, plans */
+	size_t scratch_bytes;              /* set by prepare: scratch one run needs */
+	void *scratch;                     /* at run: scratch_bytes of 64-byte aligned memory */
+	void *host_private;
+} st_exec_layer;
+
+/* A range of work, [begin, end). */
+typedef void (*st_range_fn)(void *arg, int64_t begin, int64_t end);
+
+/* What run receives: the thread pool, and the host API for api->fail. */
+struct st_exec_ctx {
+	const st_host_api *api;
+	int n_threads;
+	/* Splits [0, n) into at most n_threads contiguous ranges of at least grain
+	 * items and runs fn on each, in parallel; returns when all are done. */
+	void (*parallel_for)(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg);
+	void *host_private;
+};
+
+/* Flags of st_impl_desc. */
+#define ST_IMPL_FUSES_ACTIVATION 0x1u /* run applies the attached activation itself */
+#define ST_IMPL_IN_PLACE 0x2u         /* output 0 may share input 0's buffer */
+
+#define ST_LAYOUT_BIT(l) (1u << (l))
+#define ST_DTYPE_BIT(t) (1u << (t))
+#define ST_DTYPE_BITS_ALL ((1u << ST_DTYPE_COUNT) - 1u)
+
+/*
+ * An implementation of a layer type on a backend. prepare runs once the
+ * shapes and weights are known (again when input sizes change): it checks
+ * what it needs, may pack weights into L->state (kept across prepares, freed
+ * by release) and sets L->scratch_bytes. run computes the outputs and must
+ * not allocate. Both return 0, or -1 after api->fail.
+ */
+typedef struct st_impl_desc {
+	const char *layer;   /* the layer type's name */
+	const char *backend; /* "cpu" */
+	unsigned layouts;    /* ST_LAYOUT_BIT()s its tensors may have */
+	unsigned dtypes;     /* ST_DTYPE_BIT()s of float tensors it computes in directly */
+	unsigned flags;
+	int (*prepare)(st_exec_layer *L, const st_host_api *api);
+	int (*run)(st_exec_layer *L, const st_exec_ctx *ctx);
+	void (*release)(st_exec_layer *L);
+} st_impl_desc;
+
+/*
+ * An activation's computation, in place on float32 values. slope is NULL, or
+ * per-element coefficients for channel-wise activations (prelu): with
+ * slope_step 0 every element uses slope[0], with 1 element i uses slope[i].
+ */
+typedef struct st_activation_impl {
+	const char *activation; /* the activation's name */
+	void (*apply)(const st_value *coef, float *x, int64_t n, const float *slope, int slope_step);
+} st_activation_impl;
+
 /*
  * What a reshape function receives and fills in. The host sets the inputs,
  * parameters and the default output count; the function sets the output
@@ -209,6 +308,17 @@ struct st_host_api {
 	const char *(*dtype_name)(st_dtype dtype);
 	int64_t (*shape_elements)(const st_shape *shape); /* -1 on overflow */
 	int (*shape_format)(const st_shape *shape, char *buf, int size); /* "1x3x224x224" */
+	/* ABI 2: execution. */
+	int (*register_impl)(st_plugin_ctx *ctx, const st_impl_desc *impl);
+	int (*register_activation_impl)(st_plugin_ctx *ctx, const st_activation_impl *impl);
+	/* From prepare or run: why the layer cannot run. */
+	void (*fail)(st_exec_layer *L, const char *fmt, ...)
+#if defined(__GNUC__)
+		__attribute__((format(printf, 2, 3)))
+#endif
+		;
+	float (*half_to_float)(uint16_t h);
+	uint16_t (*float_to_half)(float f); /* round to nearest even */
 };
 
 typedef int (*st_plugin_entry_fn)(const st_host_api *api, st_plugin_ctx *ctx);

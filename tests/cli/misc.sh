@@ -4,7 +4,7 @@
 
 expect 0 "$STRATA" --version
 has out "strata "
-has out "plugin ABI 1, model format 1.0"
+has out "plugin ABI 2, model format 1.0"
 
 expect 0 "$STRATA" --help
 has out "usage: strata [MODEL]"
@@ -35,10 +35,10 @@ mkdir -p "$tmp/plugins"
 cp "$TEST_PLUGIN_DIR/bad-abi.so" "$TEST_PLUGIN_DIR/dup-std.so" "$tmp/plugins/"
 STRATA_PLUGIN_PATH="$STRATA_PLUGIN_PATH:$tmp/plugins" expect 0 "$STRATA" plugins
 has out "refused: $tmp/plugins/bad-abi.so"
-has out "built for plugin ABI 42, but this Strata uses ABI 1; rebuild it"
+has out "built for plugin ABI 999, but this Strata uses ABI 2; rebuild it"
 has out "note: layer type 'convolution' refused: the name is already provided by plugin 'std'"
 STRATA_PLUGIN_PATH="$STRATA_PLUGIN_PATH:$tmp/plugins" expect 0 "$STRATA" plugins --json
-has out '"refused":	"built for plugin ABI 42'
+has out '"refused":	"built for plugin ABI 999'
 has out '"loaded":	true'
 lacks out 'already loaded'
 

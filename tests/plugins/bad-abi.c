@@ -1,7 +1,7 @@
 /* A plugin built for another ABI version: the host must refuse it. */
 #include "st-plugin.h"
 
-const uint32_t st_plugin_abi = ST_PLUGIN_ABI_VERSION + 41;
+const uint32_t st_plugin_abi = 999;
 
 int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
 
