@@ -68,7 +68,7 @@ dim_from_end(const st_shape *s, int k)
 
 /* ---- input, output, constant ---- */
 
-enum { INPUT_DIMS, INPUT_BATCH, INPUT_DTYPE };
+enum { INPUT_DIMS, INPUT_BATCH, INPUT_DTYPE, INPUT_IMAGE_SCALE, INPUT_IMAGE_MEAN, INPUT_IMAGE_STD };
 
 static const st_param_desc input_params[] = {
 	[INPUT_DIMS] = { .name = "dims", .kind = ST_PARAM_DIMS, .default_value = "[3, 224, 224]",
@@ -79,6 +79,18 @@ static const st_param_desc input_params[] = {
 	                  .doc = "Batch size N, the leading dimension of the tensor." },
 	[INPUT_DTYPE] = { .name = "dtype", .kind = ST_PARAM_ENUM, .default_value = "float32",
 	                  .enum_values = dtype_names, .doc = "Element type of the tensor fed in." },
+	[INPUT_IMAGE_SCALE] = { .name = "image_scale", .kind = ST_PARAM_FLOAT,
+	                        .default_value = "0.00392156862745098",
+	                        .doc = "For PNG or JPEG inputs: each 0-255 pixel value is multiplied by this "
+	                               "first (1/255 maps pixels to 0-1)." },
+	[INPUT_IMAGE_MEAN] = { .name = "image_mean", .kind = ST_PARAM_FLOATS, .default_value = "[0.0]",
+	                       .min_count = 1, .max_count = 64,
+	                       .doc = "For image inputs: subtracted after scaling, one value for every "
+	                              "channel or one per channel (such as [0.485, 0.456, 0.406])." },
+	[INPUT_IMAGE_STD] = { .name = "image_std", .kind = ST_PARAM_FLOATS, .default_value = "[1.0]",
+	                      .flags = ST_PARAM_HAS_MIN, .min = 1e-12, .min_count = 1, .max_count = 64,
+	                      .doc = "For image inputs: the scaled, shifted value is divided by this, one "
+	                             "value for every channel or one per channel." },
 };
 
 static int

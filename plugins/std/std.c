@@ -37,5 +37,20 @@ st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx)
 	}
 	for (int i = 0; i < std_activation_count; i++)
 		api->register_activation(ctx, &std_activations[i]);
+	static const struct {
+		const st_impl_desc *table;
+		const int *count;
+	} impls[] = {
+		{ std_tensor_impls, &std_tensor_impl_count },
+		{ std_conv_impls, &std_conv_impl_count },
+		{ std_norm_impls, &std_norm_impl_count },
+		{ std_shape_impls, &std_shape_impl_count },
+	};
+	for (int t = 0; t < STD_COUNT(impls); t++) {
+		for (int i = 0; i < *impls[t].count; i++)
+			api->register_impl(ctx, &impls[t].table[i]);
+	}
+	for (int i = 0; i < std_activation_impl_count; i++)
+		api->register_activation_impl(ctx, &std_activation_impls[i]);
 	return 0;
 }

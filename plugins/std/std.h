@@ -20,6 +20,18 @@ extern const int std_shape_layer_count;
 extern const st_activation_desc std_activations[]; /* std-activation.c */
 extern const int std_activation_count;
 
+/* The CPU implementations, one table per file (ABI 2). */
+extern const st_impl_desc std_conv_impls[];       /* std-conv-cpu.c: conv, deconv, pooling */
+extern const int std_conv_impl_count;
+extern const st_impl_desc std_norm_impls[];       /* std-norm-cpu.c: norms, fc, matmul */
+extern const int std_norm_impl_count;
+extern const st_impl_desc std_tensor_impls[];     /* std-tensor-cpu.c */
+extern const int std_tensor_impl_count;
+extern const st_impl_desc std_shape_impls[];      /* std-shape-cpu.c */
+extern const int std_shape_impl_count;
+extern const st_activation_impl std_activation_impls[]; /* std-activation-cpu.c */
+extern const int std_activation_impl_count;
+
 /* The entry point; also callable directly when the collection is linked in. */
 int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
 

@@ -1,0 +1,4 @@
+/* Placeholder. */
+#include "config.h"
+
+#include "k-nn.h"
