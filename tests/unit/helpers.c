@@ -1,6 +1,7 @@
 /* Helpers shared by the unit tests. */
 #include "config.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,4 +142,136 @@ test_run(st_session *s, const char *script)
 	int rc = st_session_run_script(s, script, "test", &d);
 	st_diag_free(&d);
 	return rc;
+}
+
+/* A thread pool of one: the range runs on the calling thread. */
+static void
+serial_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
+{
+	(void)ctx;
+	(void)grain;
+	if (n > 0)
+		fn(arg, 0, n);
+}
+
+int
+test_layer_run(const char *type_name, const char *params, int n_inputs, const st_tensor *inputs,
+               int n_weights, const st_tensor *weights, test_layer *out)
+{
+	memset(out, 0, sizeof *out);
+	const st_registry *reg = test_registry();
+	const st_layer_type *type = st_registry_find_layer(reg, type_name);
+	cr_assert(type != NULL, "no layer type '%s'", type_name);
+	const st_impl_desc *impl = st_registry_find_impl(reg, type->desc->name, "cpu");
+	cr_assert(impl != NULL, "no cpu implementation of '%s'", type_name);
+	/* Reshape through the same path as test_reshape, from the tensors' shapes. */
+	const st_layer_desc *d = type->desc;
+	st_params p;
+	st_params_init(&p, d->params, d->n_params, type->defaults);
+	char *copy = strdup(params ? params : "");
+	char *save = NULL;
+	for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(tok, '=');
+		cr_assert(eq != NULL, "test params must be NAME=VALUE, got '%s'", tok);
+		*eq = '\0';
+		int idx = st_params_find(d->params, d->n_params, tok);
+		cr_assert(idx >= 0, "%s has no parameter '%s'", type_name, tok);
+		char err[256];
+		st_value v;
+		cr_assert(st_value_from_text(&d->params[idx], eq + 1, &v, err, sizeof err) == 0,
+		          "parameter %s=%s: %s", tok, eq + 1, err);
+		st_value_clear(&p.values[idx]);
+		p.values[idx] = v;
+	}
+	free(copy);
+	const st_shape *shapes[64];
+	cr_assert(n_inputs <= 64);
+	for (int i = 0; i < n_inputs; i++)
+		shapes[i] = inputs[i].data ? &inputs[i].shape : NULL;
+	st_message *msgs;
+	int n_msgs;
+	st_shape out_shapes[ST_MAX_OUTPUTS];
+	out->rc = st_reshape_run(type, "layer", p.values, n_inputs, shapes, out_shapes, &out->r, &msgs,
+	                         &n_msgs);
+	size_t used = 0;
+	for (int i = 0; i < n_msgs; i++) {
+		int w = snprintf(out->messages + used, sizeof out->messages - used, "%s: %s\n",
+		                 st_severity_name(msgs[i].severity), msgs[i].text);
+		if (w > 0 && used + (size_t)w < sizeof out->messages)
+			used += (size_t)w;
+		free(msgs[i].text);
+	}
+	free(msgs);
+	if (out->rc != 0) {
+		st_params_clear(&p);
+		return out->rc;
+	}
+	cr_assert_eq(n_weights, out->r.n_weights, "%s declares %d weights, the test gave %d", type_name,
+	             out->r.n_weights, n_weights);
+	out->n_outputs = out->r.n_outputs;
+	for (int i = 0; i < out->n_outputs; i++) {
+		int64_t bytes = st_shape_bytes(&out_shapes[i]);
+		cr_assert(bytes >= 0);
+		out->outputs[i].shape = out_shapes[i];
+		out->outputs[i].layout = ST_LAYOUT_NCHW;
+		out->outputs[i].data = aligned_alloc(64, ((size_t)bytes + 63) / 64 * 64 + 64);
+		memset(out->outputs[i].data, 0xff, (size_t)bytes); /* NaN-filled: unwritten output shows */
+	}
+	st_exec_report report = { 0 };
+	st_exec_layer L = {
+		.name = "layer", .desc = d, .params = p.values, .n_inputs = n_inputs, .inputs = inputs,
+		.n_outputs = out->n_outputs, .outputs = out->outputs, .n_weights = n_weights,
+		.weights = weights, .host_private = &report,
+	};
+	int rc = impl->prepare ? impl->prepare(&L, &st_host) : 0;
+	void *scratch = NULL;
+	if (rc == 0) {
+		scratch = aligned_alloc(64, (L.scratch_bytes + 63) / 64 * 64 + 64);
+		L.scratch = scratch;
+		st_exec_ctx ctx = { .api = &st_host, .n_threads = 1, .parallel_for = serial_for };
+		rc = impl->run(&L, &ctx);
+	}
+	if (impl->release)
+		impl->release(&L);
+	free(scratch);
+	if (rc != 0) {
+		snprintf(out->messages + used, sizeof out->messages - used, "failed: %s\n",
+		         report.failed ? report.text : "(no reason given)");
+		out->rc = -1;
+	}
+	st_params_clear(&p);
+	return out->rc;
+}
+
+void
+test_layer_free(test_layer *out)
+{
+	for (int i = 0; i < out->n_outputs; i++)
+		free(out->outputs[i].data);
+	memset(out, 0, sizeof *out);
+}
+
+bool
+test_allclose(const float *a, const float *b, int64_t n, double rtol, char *why, size_t size)
+{
+	double max_b = 0;
+	for (int64_t i = 0; i < n; i++)
+		max_b = fmax(max_b, fabs((double)b[i]));
+	double atol = rtol * max_b, worst = -1;
+	int64_t at = -1;
+	for (int64_t i = 0; i < n; i++) {
+		double diff = fabs((double)a[i] - (double)b[i]);
+		double excess = diff - (atol + rtol * fabs((double)b[i]));
+		if (isnan(a[i]) != isnan(b[i]) || excess > 0) {
+			if (isnan(a[i]) || isnan(b[i]) || excess > worst) {
+				worst = isnan(a[i]) || isnan(b[i]) ? INFINITY : excess;
+				at = i;
+			}
+		}
+	}
+	if (at < 0)
+		return true;
+	snprintf(why, size, "element %lld: got %.9g, expected %.9g (rtol %g, atol %g, %lld elements)",
+	         (long long)at, a[at], b[at], rtol, atol, (long long)n);
+	return false;
 }

@@ -42,6 +42,30 @@ int test_reshape(const char *type, const char *params, int n_inputs, const char 
 		cr_assert_str_eq(got_, (text), "shape %s, expected %s", got_, (text));      \
 	} while (0)
 
+typedef struct test_layer {
+	int rc;                               /* 0: the layer ran */
+	int n_outputs;
+	st_tensor outputs[ST_MAX_OUTPUTS];    /* NCHW, of the dtype reshape gave */
+	st_reshape r;                         /* declared weights, flops */
+	char messages[4096];                  /* reshape messages, then the failure if any */
+} test_layer;
+
+/*
+ * Runs one layer of a std type through its CPU implementation, outside any
+ * plan, on one thread: reshape, prepare, run. params as for test_reshape.
+ * inputs are NCHW tensors (data NULL: unlinked); weights follow the order
+ * reshape declares them (n_weights 0 and weights NULL when it declares none;
+ * a NULL data pointer means an optional weight without a file). The attached
+ * activation, if any, is not applied. Free with test_layer_free.
+ */
+int test_layer_run(const char *type, const char *params, int n_inputs, const st_tensor *inputs,
+                   int n_weights, const st_tensor *weights, test_layer *out);
+void test_layer_free(test_layer *out);
+
+/* |a - b| <= atol + rtol * |b| element by element, with atol = rtol * max|b|
+ * (ARCHITECTURE.md); on failure writes the worst element into why. */
+bool test_allclose(const float *a, const float *b, int64_t n, double rtol, char *why, size_t size);
+
 /* A session over a new empty graph, after running script (which must succeed). */
 st_session *test_session(const char *script);
 
