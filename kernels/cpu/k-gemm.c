@@ -1,4 +1,300 @@
-/* Placeholder. */
+/* Matrix products on the CPU: fully connected and numpy matmul through
+ * OpenBLAS, their reference loops, and the threading helpers the other
+ * kernels share. */
 #include "config.h"
 
+#include <limits.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
 #include "k-nn.h"
+
+/* ---- threads ---- */
+
+void
+k_parallel_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
+{
+	if (n <= 0)
+		return;
+	if (grain < 1)
+		grain = 1;
+	if (ctx == NULL || ctx->parallel_for == NULL || ctx->n_threads <= 1 || n <= grain)
+		fn(arg, 0, n);
+	else
+		ctx->parallel_for(ctx, n, grain, fn, arg);
+}
+
+int
+k_thread_slots(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		return 1;
+	return n > 64 ? 64 : (int)n;
+}
+
+static void
+blas_single_thread(void)
+{
+	openblas_set_num_threads(1);
+}
+
+void
+k_gemm_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, blas_single_thread);
+}
+
+/* Whether every size fits the 32-bit integers of the BLAS interface. */
+static bool
+blas_fits(int64_t a, int64_t b, int64_t c)
+{
+	return a <= INT_MAX && b <= INT_MAX && c <= INT_MAX;
+}
+
+/* ---- fully connected ---- */
+
+void
+k_fully_connected_ref(int64_t n, int64_t k, int64_t m, const float *x, const float *w,
+                      const float *bias, float *y)
+{
+	for (int64_t i = 0; i < n; i++) {
+		for (int64_t j = 0; j < m; j++) {
+			double sum = bias ? bias[j] : 0.0;
+			for (int64_t t = 0; t < k; t++)
+				sum += (double)x[i * k + t] * w[j * k + t];
+			y[i * m + j] = (float)sum;
+		}
+	}
+}
+
+typedef struct fc_args {
+	int64_t n, k, m;
+	const float *x, *w, *bias;
+	float *y;
+} fc_args;
+
+/* Outputs [j0, j1) of every sample: a slice of the weight rows. */
+static void
+fc_range(void *arg, int64_t j0, int64_t j1)
+{
+	const fc_args *a = arg;
+	int cols = (int)(j1 - j0), k = (int)a->k, m = (int)a->m;
+	if (a->n == 1)
+		cblas_sgemv(CblasRowMajor, CblasNoTrans, cols, k, 1.0f, a->w + j0 * a->k, k, a->x, 1, 0.0f,
+		            a->y + j0, 1);
+	else
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)a->n, cols, k, 1.0f, a->x, k,
+		            a->w + j0 * a->k, k, 0.0f, a->y + j0, m);
+	if (a->bias == NULL)
+		return;
+	for (int64_t i = 0; i < a->n; i++) {
+		float *row = a->y + i * a->m;
+		for (int64_t j = j0; j < j1; j++)
+			row[j] += a->bias[j];
+	}
+}
+
+void
+k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *w, const float *bias,
+                  float *y, const st_exec_ctx *ctx)
+{
+	if (n <= 0 || m <= 0)
+		return;
+	if (k == 0 || !blas_fits(n, k, m) || n * k > INT_MAX) {
+		k_fully_connected_ref(n, k, m, x, w, bias, y);
+		return;
+	}
+	fc_args a = { n, k, m, x, w, bias, y };
+	/* Each piece should carry some 64 k multiply-adds to be worth a thread. */
+	int64_t work = n * k, grain = 16;
+	if (grain * work < 65536)
+		grain = (65536 + work - 1) / work;
+	k_parallel_for(ctx, m, grain, fc_range, &a);
+}
+
+/* ---- matrix multiply ---- */
+
+int
+k_matmul_dims_make(const st_shape *a, const st_shape *b, k_matmul_dims *g)
+{
+	*g = (k_matmul_dims){ 0 };
+	if (a->rank < 1 || b->rank < 1)
+		return -1;
+	bool a_vector = a->rank == 1, b_vector = b->rank == 1;
+	g->m = a_vector ? 1 : a->dims[a->rank - 2];
+	g->k = a->dims[a->rank - 1];
+	g->n = b_vector ? 1 : b->dims[b->rank - 1];
+	if ((b_vector ? b->dims[0] : b->dims[b->rank - 2]) != g->k)
+		return -1;
+	int a_batch = a_vector ? 0 : a->rank - 2, b_batch = b_vector ? 0 : b->rank - 2;
+	g->batch_rank = a_batch > b_batch ? a_batch : b_batch;
+	/* Element strides of the batch dimensions, right-aligned as numpy does. */
+	int64_t a_stride = g->m * g->k, b_stride = g->k * g->n;
+	g->batch = 1;
+	for (int i = g->batch_rank - 1; i >= 0; i--) {
+		int ai = i - (g->batch_rank - a_batch), bi = i - (g->batch_rank - b_batch);
+		int64_t da = ai >= 0 ? a->dims[ai] : 1, db = bi >= 0 ? b->dims[bi] : 1;
+		if (da != db && da != 1 && db != 1)
+			return -1;
+		g->batch_dims[i] = da == 1 ? db : da;
+		g->a_strides[i] = da == 1 ? 0 : a_stride;
+		g->b_strides[i] = db == 1 ? 0 : b_stride;
+		a_stride *= da;
+		b_stride *= db;
+		g->batch *= g->batch_dims[i];
+	}
+	return 0;
+}
+
+void
+k_matmul_offsets(const k_matmul_dims *g, int64_t i, int64_t *a_offset, int64_t *b_offset)
+{
+	int64_t ao = 0, bo = 0;
+	for (int d = g->batch_rank - 1; d >= 0; d--) {
+		int64_t index = i % g->batch_dims[d];
+		i /= g->batch_dims[d];
+		ao += index * g->a_strides[d];
+		bo += index * g->b_strides[d];
+	}
+	*a_offset = ao;
+	*b_offset = bo;
+}
+
+void
+k_matmul_ref(const k_matmul_dims *g, const float *a, const float *b, float *out)
+{
+	for (int64_t i = 0; i < g->batch; i++) {
+		int64_t ao, bo;
+		k_matmul_offsets(g, i, &ao, &bo);
+		const float *A = a + ao, *B = b + bo;
+		float *C = out + i * g->m * g->n;
+		for (int64_t r = 0; r < g->m; r++) {
+			for (int64_t c = 0; c < g->n; c++) {
+				double sum = 0;
+				for (int64_t t = 0; t < g->k; t++)
+					sum += (double)A[r * g->k + t] * B[t * g->n + c];
+				C[r * g->n + c] = (float)sum;
+			}
+		}
+	}
+}
+
+typedef struct matmul_args {
+	const k_matmul_dims *g;
+	const void *a, *b;
+	void *out;
+	int64_t col_blocks, col_block; /* columns of each output cut into blocks */
+} matmul_args;
+
+/* Tasks are (batch entry, column block) pairs. */
+static void
+matmul_range(void *arg, int64_t t0, int64_t t1)
+{
+	const matmul_args *p = arg;
+	const k_matmul_dims *g = p->g;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t i = t / p->col_blocks, j0 = (t % p->col_blocks) * p->col_block;
+		int64_t j1 = j0 + p->col_block < g->n ? j0 + p->col_block : g->n;
+		int64_t ao, bo;
+		k_matmul_offsets(g, i, &ao, &bo);
+		const float *A = (const float *)p->a + ao, *B = (const float *)p->b + bo;
+		float *C = (float *)p->out + i * g->m * g->n;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->m, (int)(j1 - j0), (int)g->k,
+		            1.0f, A, (int)g->k, B + j0, (int)g->n, 0.0f, C + j0, (int)g->n);
+	}
+}
+
+void
+k_matmul(const k_matmul_dims *g, const float *a, const float *b, float *out, const st_exec_ctx *ctx)
+{
+	if (g->batch == 0 || g->m == 0 || g->n == 0)
+		return;
+	if (g->k == 0 || !blas_fits(g->m, g->k, g->n) || g->m * g->k > INT_MAX ||
+	    g->k * g->n > INT_MAX || g->m * g->n > INT_MAX) {
+		k_matmul_ref(g, a, b, out);
+		return;
+	}
+	/* With fewer matrices than threads, the columns are shared out too. */
+	int threads = ctx ? ctx->n_threads : 1;
+	int64_t col_blocks = 1;
+	if (g->batch < threads && g->n >= 32) {
+		col_blocks = (threads + g->batch - 1) / g->batch;
+		if (col_blocks > g->n / 16)
+			col_blocks = g->n / 16;
+	}
+	int64_t col_block = (g->n + col_blocks - 1) / col_blocks;
+	col_blocks = (g->n + col_block - 1) / col_block;
+	matmul_args p = { g, a, b, out, col_blocks, col_block };
+	int64_t work = g->m * g->k * col_block, grain = 1;
+	if (work < 65536)
+		grain = (65536 + work - 1) / work;
+	k_parallel_for(ctx, g->batch * col_blocks, grain, matmul_range, &p);
+}
+
+/* Rows of every output matrix, as (batch entry, row) pairs; the sums are
+ * formed in unsigned arithmetic so that overflow wraps instead of being
+ * undefined. */
+static void
+matmul_i32_range(void *arg, int64_t t0, int64_t t1)
+{
+	const matmul_args *p = arg;
+	const k_matmul_dims *g = p->g;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t i = t / g->m, r = t % g->m, ao, bo;
+		k_matmul_offsets(g, i, &ao, &bo);
+		const int32_t *A = (const int32_t *)p->a + ao + r * g->k, *B = (const int32_t *)p->b + bo;
+		int32_t *C = (int32_t *)p->out + (i * g->m + r) * g->n;
+		for (int64_t c = 0; c < g->n; c++) {
+			uint32_t sum = 0;
+			for (int64_t s = 0; s < g->k; s++)
+				sum += (uint32_t)A[s] * (uint32_t)B[s * g->n + c];
+			C[c] = (int32_t)sum;
+		}
+	}
+}
+
+static void
+matmul_i64_range(void *arg, int64_t t0, int64_t t1)
+{
+	const matmul_args *p = arg;
+	const k_matmul_dims *g = p->g;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t i = t / g->m, r = t % g->m, ao, bo;
+		k_matmul_offsets(g, i, &ao, &bo);
+		const int64_t *A = (const int64_t *)p->a + ao + r * g->k, *B = (const int64_t *)p->b + bo;
+		int64_t *C = (int64_t *)p->out + (i * g->m + r) * g->n;
+		for (int64_t c = 0; c < g->n; c++) {
+			uint64_t sum = 0;
+			for (int64_t s = 0; s < g->k; s++)
+				sum += (uint64_t)A[s] * (uint64_t)B[s * g->n + c];
+			C[c] = (int64_t)sum;
+		}
+	}
+}
+
+static int64_t
+int_matmul_grain(const k_matmul_dims *g)
+{
+	int64_t work = g->k * g->n;
+	return work >= 16384 ? 1 : (16384 + work - 1) / (work ? work : 1);
+}
+
+void
+k_matmul_i32(const k_matmul_dims *g, const int32_t *a, const int32_t *b, int32_t *out,
+             const st_exec_ctx *ctx)
+{
+	matmul_args p = { g, a, b, out, 1, 0 };
+	k_parallel_for(ctx, g->batch * g->m, int_matmul_grain(g), matmul_i32_range, &p);
+}
+
+void
+k_matmul_i64(const k_matmul_dims *g, const int64_t *a, const int64_t *b, int64_t *out,
+             const st_exec_ctx *ctx)
+{
+	matmul_args p = { g, a, b, out, 1, 0 };
+	k_parallel_for(ctx, g->batch * g->m, int_matmul_grain(g), matmul_i64_range, &p);
+}

@@ -1,7 +1,196 @@
-/* CPU kernels for convolution, pooling, normalisation and matrix products. */
+/* CPU kernels for convolution, pooling, normalisation and matrix products:
+ * pure functions over FP32 (and, for matmul, integer) buffers in NCHW order. */
 #ifndef K_NN_H
 #define K_NN_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "st-plugin.h"
+
+/*
+ * Every op comes as a plain reference (`k_<op>_ref`: direct loops,
+ * accumulating in double, serial) and, where speed matters, a fast version
+ * (`k_<op>`) that the tests check against it.
+ *
+ * Threads: fast kernels take the executing context (NULL runs serially on
+ * the calling thread) and split their work with ctx->parallel_for. Kernels
+ * that need scratch are given `slots`, the most threads prepared for: a run
+ * uses min(slots, ctx->n_threads) threads, cuts its work into at most that
+ * many chunks, and chunk c only ever writes scratch region c, so no two
+ * threads share a scratch buffer however the pool splits the range (on this
+ * machine rewriting a buffer another core has just read is slow, see
+ * research/perf-anchors.md). The same slots must be given to the
+ * *_scratch_bytes function (at prepare) and to the kernel (at run); the
+ * scratch is sized for any thread count up to slots.
+ */
+
+#define K_MAX_SPATIAL 3
+
+/*
+ * The geometry of a convolution, deconvolution or pooling over 1 to 3
+ * spatial axes; arrays hold `spatial` values, outermost axis first.
+ * For a convolution or pooling, output o of an axis reads inputs
+ * o * stride - pad_begin + k * dilation for k in [0, kernel). For a
+ * deconvolution (transposed convolution), input i of an axis adds into
+ * outputs i * stride - pad_begin + k * dilation; pad_begin is what is cropped
+ * from the start of the full output and may be negative (the output then
+ * starts before it, with bias only there).
+ */
+typedef struct k_window {
+	int spatial;            /* 1 to 3 */
+	int64_t batch;          /* N */
+	int64_t in_channels;    /* C of the input */
+	int64_t out_channels;   /* C of the output (pooling: the same as in_channels) */
+	int64_t groups;         /* 1 for pooling */
+	int64_t in[K_MAX_SPATIAL];
+	int64_t out[K_MAX_SPATIAL];
+	int64_t kernel[K_MAX_SPATIAL];
+	int64_t stride[K_MAX_SPATIAL];
+	int64_t dilation[K_MAX_SPATIAL];
+	int64_t pad_begin[K_MAX_SPATIAL];
+	int64_t pad_end[K_MAX_SPATIAL]; /* pooling with count_include_pad only */
+} k_window;
+
+/*
+ * A k_window seen as three spatial axes, missing outer axes being of size 1
+ * (a 2-D window has depth 1, a 1-D one depth and height 1), with the sizes
+ * the kernels index by. Filled by k_geometry_expand (k-conv.c).
+ */
+typedef struct k_geometry {
+	int64_t batch, in_channels, out_channels, groups;
+	int64_t in_per_group, out_per_group;
+	int64_t in[3], out[3], kernel[3], stride[3], dilation[3];
+	int64_t pad[3], pad_end[3];            /* pad is k_window.pad_begin */
+	int64_t in_size, out_size, kernel_size; /* elements of one plane or filter tap set */
+} k_geometry;
+
+void k_geometry_expand(const k_window *w, k_geometry *g);
+
+/*
+ * SIMD for the kernel files. k_v8 is eight floats: one AVX register, or two
+ * SSE ones. Loads and stores go through memcpy (unaligned); they are macros
+ * because passing such vectors to functions would depend on the
+ * instruction set. K_SIMD_CLONES compiles a hot function twice, for AVX2
+ * with FMA and for the baseline, and the loader picks one at start-up.
+ */
+typedef float k_v8 __attribute__((vector_size(32)));
+#define K_V8_SPLAT(x) ((k_v8){ (x), (x), (x), (x), (x), (x), (x), (x) })
+#define K_V8_LOAD(v, p) memcpy(&(v), (p), sizeof(k_v8))
+#define K_V8_STORE(p, v) memcpy((p), &(v), sizeof(k_v8))
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+#define K_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define K_SIMD_CLONES
+#endif
+
+/* Runs fn over [0, n) with ctx->parallel_for, or directly when ctx is NULL
+ * or has one thread. */
+void k_parallel_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg);
+
+/* The number of scratch slots worth preparing for: the processors online,
+ * at least 1 and at most 64. */
+int k_thread_slots(void);
+
+/* ---- k-gemm.c: BLAS set-up, fully connected, matrix multiply ---- */
+
+/* Makes OpenBLAS single-threaded, once per process: our pool splits the
+ * work and OpenBLAS threads would only compete with it. */
+void k_gemm_init(void);
+
+/* y (n x m) = x (n x k) * w^T (w is m x k, row-major) + bias (m values, or NULL). */
+void k_fully_connected_ref(int64_t n, int64_t k, int64_t m, const float *x, const float *w,
+                           const float *bias, float *y);
+void k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *w,
+                       const float *bias, float *y, const st_exec_ctx *ctx);
+
+/*
+ * A numpy matmul: for each of `batch` output matrices (the broadcast batch
+ * dimensions flattened, row-major), out (m x n) = a (m x k) * b (k x n).
+ * a_offset[i] and b_offset[i] are the element offsets of batch i's operand
+ * matrices, filled by k_matmul_offsets; a vector operand is a 1 x k or k x 1
+ * matrix and adds nothing to the offsets.
+ */
+typedef struct k_matmul_dims {
+	int64_t batch, m, k, n;
+	int batch_rank;                   /* broadcast batch dimensions */
+	int64_t batch_dims[ST_MAX_RANK];
+	int64_t a_strides[ST_MAX_RANK];   /* per batch dimension; 0 where a is broadcast */
+	int64_t b_strides[ST_MAX_RANK];
+} k_matmul_dims;
+
+/* Fills *g from the operand shapes (ranks 1 and up, already checked by
+ * reshape to broadcast); returns 0, or -1 when they do not match. */
+int k_matmul_dims_make(const st_shape *a, const st_shape *b, k_matmul_dims *g);
+/* Element offsets of batch entry i's a and b matrices. */
+void k_matmul_offsets(const k_matmul_dims *g, int64_t i, int64_t *a_offset, int64_t *b_offset);
+void k_matmul_ref(const k_matmul_dims *g, const float *a, const float *b, float *out);
+void k_matmul(const k_matmul_dims *g, const float *a, const float *b, float *out, const st_exec_ctx *ctx);
+/* Integer products wrap around on overflow, as two's-complement machines do. */
+void k_matmul_i32(const k_matmul_dims *g, const int32_t *a, const int32_t *b, int32_t *out,
+                  const st_exec_ctx *ctx);
+void k_matmul_i64(const k_matmul_dims *g, const int64_t *a, const int64_t *b, int64_t *out,
+                  const st_exec_ctx *ctx);
+
+/* ---- k-conv.c: convolution and deconvolution ---- */
+
+/* Convolution (ONNX Conv): x is N x C x in..., weights out_channels x
+ * C/groups x kernel..., bias out_channels values or NULL, y N x out_channels
+ * x out.... */
+void k_conv_ref(const k_window *g, const float *x, const float *weights, const float *bias, float *y);
+size_t k_conv_scratch_bytes(const k_window *g, int slots);
+void k_conv(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
+            void *scratch, int slots, const st_exec_ctx *ctx);
+
+/* Deconvolution (ONNX ConvTranspose): weights are C x out_channels/groups x
+ * kernel...; the other buffers as for k_conv. */
+void k_deconv_ref(const k_window *g, const float *x, const float *weights, const float *bias, float *y);
+size_t k_deconv_scratch_bytes(const k_window *g, int slots);
+void k_deconv(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
+              void *scratch, int slots, const st_exec_ctx *ctx);
+
+/* ---- k-pool.c: pooling ---- */
+
+typedef enum k_pool_mode { K_POOL_MAX, K_POOL_AVG } k_pool_mode;
+
+/*
+ * Max or average pooling (ONNX MaxPool, AveragePool). An average divides by
+ * the taps that fall inside the input, or with count_include_pad by those
+ * inside the padded input [-pad_begin, in + pad_end) (a ceil_mode window
+ * running past that is cut there, as ONNX Runtime and PyTorch do). A window
+ * with no input element gives -FLT_MAX (max, as ONNX Runtime) or 0 (avg).
+ */
+void k_pool_ref(const k_window *g, k_pool_mode mode, bool count_include_pad, const float *x, float *y);
+void k_pool(const k_window *g, k_pool_mode mode, bool count_include_pad, const float *x, float *y,
+            const st_exec_ctx *ctx);
+
+/* Global pooling over planes of `size` elements: y[p] = max or mean of plane p. */
+void k_global_pool_ref(int64_t planes, int64_t size, k_pool_mode mode, const float *x, float *y);
+void k_global_pool(int64_t planes, int64_t size, k_pool_mode mode, const float *x, float *y,
+                   const st_exec_ctx *ctx);
+
+/* ---- k-norm.c: normalisation ---- */
+
+/* Batch normalisation at inference over N x C x inner elements:
+ * y = (x - mean) / sqrt(variance + epsilon) * scale + bias. */
+void k_batch_norm_ref(int64_t n, int64_t c, int64_t inner, const float *x, const float *scale,
+                      const float *bias, const float *mean, const float *variance, float epsilon,
+                      float *y);
+/* Folds the four tensors into y = a * x + b per channel (a and b hold c values). */
+void k_batch_norm_fold(int64_t c, const float *scale, const float *bias, const float *mean,
+                       const float *variance, float epsilon, float *a, float *b);
+/* y = a[c] * x + b[c] for each channel c of N x C x inner elements; y may be x. */
+void k_channel_affine(int64_t n, int64_t c, int64_t inner, const float *x, const float *a,
+                      const float *b, float *y, const st_exec_ctx *ctx);
+
+/* Instance normalisation: each of the N x C planes of `inner` elements is
+ * normalised by its own mean and biased variance, then scaled and shifted
+ * per channel. */
+void k_instance_norm_ref(int64_t n, int64_t c, int64_t inner, const float *x, const float *scale,
+                         const float *bias, float epsilon, float *y);
+void k_instance_norm(int64_t n, int64_t c, int64_t inner, const float *x, const float *scale,
+                     const float *bias, float epsilon, float *y, const st_exec_ctx *ctx);
 
 #endif

@@ -1,4 +1,316 @@
-/* Placeholder. */
+/* Max and average pooling over sliding windows and over whole planes. */
 #include "config.h"
 
+#include <float.h>
+
 #include "k-nn.h"
+
+/* ---- sliding windows ---- */
+
+void
+k_pool_ref(const k_window *w, k_pool_mode mode, bool count_include_pad, const float *x, float *y)
+{
+	k_geometry g;
+	k_geometry_expand(w, &g);
+	for (int64_t plane = 0; plane < g.batch * g.in_channels; plane++) {
+		const float *in = x + plane * g.in_size;
+		float *out = y + plane * g.out_size;
+		for (int64_t od = 0; od < g.out[0]; od++)
+		for (int64_t oh = 0; oh < g.out[1]; oh++)
+		for (int64_t ow = 0; ow < g.out[2]; ow++) {
+			double best = -FLT_MAX, sum = 0;
+			int64_t inside = 0, padded = 0;
+			for (int64_t kd = 0; kd < g.kernel[0]; kd++)
+			for (int64_t kh = 0; kh < g.kernel[1]; kh++)
+			for (int64_t kw = 0; kw < g.kernel[2]; kw++) {
+				int64_t at[3] = {
+					od * g.stride[0] - g.pad[0] + kd * g.dilation[0],
+					oh * g.stride[1] - g.pad[1] + kh * g.dilation[1],
+					ow * g.stride[2] - g.pad[2] + kw * g.dilation[2],
+				};
+				bool in_input = true, in_padded = true;
+				for (int i = 0; i < 3; i++) {
+					if (at[i] < 0 || at[i] >= g.in[i])
+						in_input = false;
+					if (at[i] < -g.pad[i] || at[i] >= g.in[i] + g.pad_end[i])
+						in_padded = false;
+				}
+				padded += in_padded;
+				if (!in_input)
+					continue;
+				inside++;
+				float v = in[(at[0] * g.in[1] + at[1]) * g.in[2] + at[2]];
+				if (v > best)
+					best = v;
+				sum += v;
+			}
+			int64_t divisor = count_include_pad ? padded : inside;
+			float *o = &out[(od * g.out[1] + oh) * g.out[2] + ow];
+			if (mode == K_POOL_MAX)
+				*o = (float)best;
+			else
+				*o = divisor ? (float)(sum / (double)divisor) : 0.0f;
+		}
+	}
+}
+
+/* ceil(a / b) for b > 0 and any a. */
+static int64_t
+div_up(int64_t a, int64_t b)
+{
+	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+/* The taps [lo, hi) of window o on axis i that land in the input, and how
+ * many land in the padded input. */
+typedef struct tap_range {
+	int64_t lo, hi, padded;
+} tap_range;
+
+static tap_range
+taps(const k_geometry *g, int i, int64_t o)
+{
+	int64_t start = o * g->stride[i] - g->pad[i], k = g->kernel[i], d = g->dilation[i];
+	tap_range r;
+	r.lo = div_up(-start, d);
+	r.lo = r.lo < 0 ? 0 : r.lo > k ? k : r.lo;
+	r.hi = div_up(g->in[i] - start, d);
+	r.hi = r.hi < r.lo ? r.lo : r.hi > k ? k : r.hi;
+	/* Windows start at or after -pad, so only the end can leave the padding. */
+	r.padded = div_up(g->in[i] + g->pad_end[i] - start, d);
+	r.padded = r.padded < 0 ? 0 : r.padded > k ? k : r.padded;
+	return r;
+}
+
+/* Longest input row reduced on the stack; longer ones take the plain path. */
+#define ROW_MAX 2048
+
+typedef int32_t k_v8i __attribute__((vector_size(32)));
+
+/*
+ * Reduces the input rows that the windows of one output row cover into acc
+ * (a row of in[2] values): their largest element or their sum, position by
+ * position, eight at a time. The windows then only reduce along acc.
+ */
+K_SIMD_CLONES static void
+reduce_rows(const k_geometry *g, const float *in, tap_range rd, int64_t id0, tap_range rh, int64_t ih0,
+            k_pool_mode mode, float *acc)
+{
+	int64_t n = g->in[2];
+	for (int64_t j = 0; j < n; j++)
+		acc[j] = mode == K_POOL_MAX ? -FLT_MAX : 0.0f;
+	for (int64_t kd = rd.lo; kd < rd.hi; kd++) {
+		for (int64_t kh = rh.lo; kh < rh.hi; kh++) {
+			const float *src =
+				in + ((id0 + kd * g->dilation[0]) * g->in[1] + ih0 + kh * g->dilation[1]) * n;
+			int64_t j = 0;
+			k_v8 x, y;
+			if (mode == K_POOL_MAX) {
+				for (; j + 8 <= n; j += 8) {
+					K_V8_LOAD(x, src + j);
+					K_V8_LOAD(y, acc + j);
+					/* x > y is false for NaN: like the reference, NaN is skipped. */
+					k_v8i larger = x > y;
+					y = (k_v8)(((k_v8i)x & larger) | ((k_v8i)y & ~larger));
+					K_V8_STORE(acc + j, y);
+				}
+				for (; j < n; j++)
+					acc[j] = src[j] > acc[j] ? src[j] : acc[j];
+			} else {
+				for (; j + 8 <= n; j += 8) {
+					K_V8_LOAD(x, src + j);
+					K_V8_LOAD(y, acc + j);
+					y += x;
+					K_V8_STORE(acc + j, y);
+				}
+				for (; j < n; j++)
+					acc[j] += src[j];
+			}
+		}
+	}
+}
+
+typedef struct pool_args {
+	k_geometry g;
+	k_pool_mode mode;
+	bool count_include_pad;
+	const float *x;
+	float *y;
+} pool_args;
+
+/* One window's result from a reduced row acc, whose first tap would read
+ * acc[start]; rd and rh are the taps of the outer axes. */
+static float
+window_row(const float *acc, int64_t start, tap_range rw, int64_t dilation, k_pool_mode mode,
+           bool count_include_pad, tap_range rd, tap_range rh)
+{
+	if (mode == K_POOL_MAX) {
+		float best = -FLT_MAX;
+		for (int64_t kw = rw.lo; kw < rw.hi; kw++)
+			best = acc[start + kw * dilation] > best ? acc[start + kw * dilation] : best;
+		return best;
+	}
+	float sum = 0;
+	for (int64_t kw = rw.lo; kw < rw.hi; kw++)
+		sum += acc[start + kw * dilation];
+	int64_t divisor = count_include_pad ? rd.padded * rh.padded * rw.padded
+	                                    : (rd.hi - rd.lo) * (rh.hi - rh.lo) * (rw.hi - rw.lo);
+	return divisor ? sum / (float)divisor : 0.0f;
+}
+
+/* Windows [w_lo, w_hi) of an output row, whose taps all lie in the reduced
+ * row acc: tap by tap across the windows, so that no window waits on its
+ * previous tap. */
+static void
+inner_windows(const k_geometry *g, const float *acc, int64_t w_lo, int64_t w_hi, k_pool_mode mode,
+              bool count_include_pad, tap_range rd, tap_range rh, float *row)
+{
+	int64_t s = g->stride[2], pad = g->pad[2];
+	if (w_lo >= w_hi)
+		return;
+	for (int64_t ow = w_lo; ow < w_hi; ow++)
+		row[ow] = acc[ow * s - pad];
+	for (int64_t kw = 1; kw < g->kernel[2]; kw++) {
+		int64_t offset = kw * g->dilation[2] - pad;
+		if (mode == K_POOL_MAX) {
+			for (int64_t ow = w_lo; ow < w_hi; ow++)
+				row[ow] = acc[ow * s + offset] > row[ow] ? acc[ow * s + offset] : row[ow];
+		} else {
+			for (int64_t ow = w_lo; ow < w_hi; ow++)
+				row[ow] += acc[ow * s + offset];
+		}
+	}
+	if (mode == K_POOL_AVG) {
+		int64_t divisor = count_include_pad ? rd.padded * rh.padded * g->kernel[2]
+		                                    : (rd.hi - rd.lo) * (rh.hi - rh.lo) * g->kernel[2];
+		for (int64_t ow = w_lo; ow < w_hi; ow++)
+			row[ow] = divisor ? row[ow] / (float)divisor : 0.0f;
+	}
+}
+
+/* Planes [p0, p1): each window's taps are clipped to the input once, so the
+ * inner loops run without bounds checks. */
+static void
+pool_range(void *arg, int64_t p0, int64_t p1)
+{
+	const pool_args *a = arg;
+	const k_geometry *g = &a->g;
+	/* Windows [w_lo, w_hi) of a row have every tap inside the input; only
+	 * the others need their taps clipped (with divisions). */
+	int64_t last = g->in[2] - 1 + g->pad[2] - (g->kernel[2] - 1) * g->dilation[2];
+	int64_t w_hi = last < 0 ? 0 : last / g->stride[2] + 1;
+	w_hi = w_hi > g->out[2] ? g->out[2] : w_hi;
+	int64_t w_lo = div_up(g->pad[2], g->stride[2]);
+	const tap_range full = { 0, g->kernel[2], g->kernel[2] };
+	w_lo = w_lo > w_hi ? w_hi : w_lo;
+	for (int64_t plane = p0; plane < p1; plane++) {
+		const float *in = a->x + plane * g->in_size;
+		float *out = a->y + plane * g->out_size;
+		for (int64_t od = 0; od < g->out[0]; od++) {
+			tap_range rd = taps(g, 0, od);
+			int64_t id0 = od * g->stride[0] - g->pad[0];
+			for (int64_t oh = 0; oh < g->out[1]; oh++) {
+				tap_range rh = taps(g, 1, oh);
+				int64_t ih0 = oh * g->stride[1] - g->pad[1];
+				float *row = out + (od * g->out[1] + oh) * g->out[2];
+				if (g->in[2] <= ROW_MAX) {
+					float acc[ROW_MAX];
+					reduce_rows(g, in, rd, id0, rh, ih0, a->mode, acc);
+					inner_windows(g, acc, w_lo, w_hi, a->mode, a->count_include_pad, rd, rh, row);
+					for (int64_t ow = 0; ow < g->out[2]; ow++) {
+						if (ow >= w_lo && ow < w_hi)
+							continue;
+						row[ow] = window_row(acc, ow * g->stride[2] - g->pad[2], taps(g, 2, ow),
+						                     g->dilation[2], a->mode, a->count_include_pad, rd, rh);
+					}
+					continue;
+				}
+				for (int64_t ow = 0; ow < g->out[2]; ow++) {
+					tap_range rw = ow >= w_lo && ow < w_hi ? full : taps(g, 2, ow);
+					int64_t iw0 = ow * g->stride[2] - g->pad[2];
+					float best = -FLT_MAX, sum = 0;
+					for (int64_t kd = rd.lo; kd < rd.hi; kd++) {
+						for (int64_t kh = rh.lo; kh < rh.hi; kh++) {
+							int64_t base = ((id0 + kd * g->dilation[0]) * g->in[1] + ih0 +
+							                kh * g->dilation[1]) * g->in[2] + iw0;
+							if (a->mode == K_POOL_MAX) {
+								for (int64_t kw = rw.lo; kw < rw.hi; kw++) {
+									float v = in[base + kw * g->dilation[2]];
+									best = v > best ? v : best;
+								}
+							} else {
+								for (int64_t kw = rw.lo; kw < rw.hi; kw++)
+									sum += in[base + kw * g->dilation[2]];
+							}
+						}
+					}
+					if (a->mode == K_POOL_MAX) {
+						row[ow] = best;
+						continue;
+					}
+					int64_t divisor = a->count_include_pad
+					                          ? rd.padded * rh.padded * rw.padded
+					                          : (rd.hi - rd.lo) * (rh.hi - rh.lo) * (rw.hi - rw.lo);
+					row[ow] = divisor ? sum / (float)divisor : 0.0f;
+				}
+			}
+		}
+	}
+}
+
+void
+k_pool(const k_window *w, k_pool_mode mode, bool count_include_pad, const float *x, float *y,
+       const st_exec_ctx *ctx)
+{
+	pool_args a = { .mode = mode, .count_include_pad = count_include_pad, .x = x, .y = y };
+	k_geometry_expand(w, &a.g);
+	int64_t work = a.g.out_size * a.g.kernel_size + a.g.in_size;
+	k_parallel_for(ctx, a.g.batch * a.g.in_channels, work >= 16384 ? 1 : 16384 / (work + 1) + 1,
+	               pool_range, &a);
+}
+
+/* ---- whole planes ---- */
+
+static float
+plane_pool(const float *x, int64_t size, k_pool_mode mode)
+{
+	if (mode == K_POOL_MAX) {
+		float best = -FLT_MAX;
+		for (int64_t i = 0; i < size; i++)
+			best = x[i] > best ? x[i] : best;
+		return best;
+	}
+	double sum = 0;
+	for (int64_t i = 0; i < size; i++)
+		sum += x[i];
+	return size ? (float)(sum / (double)size) : 0.0f;
+}
+
+void
+k_global_pool_ref(int64_t planes, int64_t size, k_pool_mode mode, const float *x, float *y)
+{
+	for (int64_t p = 0; p < planes; p++)
+		y[p] = plane_pool(x + p * size, size, mode);
+}
+
+typedef struct global_args {
+	int64_t size;
+	k_pool_mode mode;
+	const float *x;
+	float *y;
+} global_args;
+
+static void
+global_range(void *arg, int64_t p0, int64_t p1)
+{
+	const global_args *a = arg;
+	k_global_pool_ref(p1 - p0, a->size, a->mode, a->x + p0 * a->size, a->y + p0);
+}
+
+void
+k_global_pool(int64_t planes, int64_t size, k_pool_mode mode, const float *x, float *y,
+              const st_exec_ctx *ctx)
+{
+	global_args a = { size, mode, x, y };
+	k_parallel_for(ctx, planes, size >= 16384 ? 1 : 16384 / (size + 1) + 1, global_range, &a);
+}

@@ -1,7 +1,480 @@
-/* Placeholder: the CPU implementations arrive with issue 3's kernels. */
+/* CPU implementations of the sliding-window layers: convolution,
+ * deconvolution, pooling and global pooling, FP32 in NCHW. */
 #include "config.h"
 
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "k-nn.h"
 #include "std.h"
 
-const st_impl_desc std_conv_impls[1];
-const int std_conv_impl_count = 0;
+/* What prepare works out once and run uses. */
+typedef struct window_state {
+	k_window w;
+	int slots;      /* scratch regions prepared for, one per thread at most */
+	bool reference; /* STRATA_KERNELS=reference: the plain loops */
+	k_pool_mode pool_mode;
+	bool count_include_pad;
+} window_state;
+
+/* STRATA_KERNELS=reference runs the reference kernels instead of the fast
+ * ones, to tell a fast-path bug from a problem of the model. */
+static bool
+reference_wanted(void)
+{
+	const char *v = getenv("STRATA_KERNELS");
+	return v != NULL && strcmp(v, "reference") == 0;
+}
+
+/* The layer's state, allocated at the first prepare and kept after. */
+static window_state *
+state_of(st_exec_layer *L)
+{
+	if (L->state == NULL) {
+		L->state = calloc(1, sizeof(window_state));
+		if (L->state == NULL)
+			abort();
+	}
+	return L->state;
+}
+
+static void
+window_release(st_exec_layer *L)
+{
+	free(L->state);
+	L->state = NULL;
+}
+
+/* Checks that input 0 and output 0 are FP32 NCHW images of rank 3 to 5 and
+ * returns the number of spatial axes, or -1 after api->fail. */
+static int
+image_tensors(st_exec_layer *L, const st_host_api *api)
+{
+	if (L->n_inputs < 1 || L->n_outputs < 1) {
+		api->fail(L, "%s needs one input and one output", L->desc->name);
+		return -1;
+	}
+	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
+	if (in->dtype != ST_DTYPE_FLOAT32 || out->dtype != ST_DTYPE_FLOAT32) {
+		api->fail(L, "the CPU %s computes in float32, but its input is %s and its output %s",
+		          L->desc->name, api->dtype_name(in->dtype), api->dtype_name(out->dtype));
+		return -1;
+	}
+	if (L->inputs[0].layout != ST_LAYOUT_NCHW || L->outputs[0].layout != ST_LAYOUT_NCHW) {
+		api->fail(L, "the CPU %s needs NCHW tensors", L->desc->name);
+		return -1;
+	}
+	if (in->rank < 3 || in->rank > 2 + K_MAX_SPATIAL || out->rank != in->rank) {
+		char a[SHAPE_TEXT], b[SHAPE_TEXT];
+		api->fail(L, "input %s and output %s are not both images of rank 3 to 5",
+		          std_shape_text(api, in, a), std_shape_text(api, out, b));
+		return -1;
+	}
+	return in->rank - 2;
+}
+
+/* A list parameter as one value per spatial axis (one value for all axes,
+ * or one per axis), each at least minimum. */
+static int
+per_axis(st_exec_layer *L, const st_host_api *api, int param, int spatial, int64_t minimum, int64_t *out)
+{
+	const st_value *v = &L->params[param];
+	const char *name = L->desc->params[param].name;
+	if (v->count != 1 && v->count != spatial) {
+		api->fail(L, "%s has %d values for %d spatial axes", name, v->count, spatial);
+		return -1;
+	}
+	for (int i = 0; i < spatial; i++) {
+		out[i] = v->ints[v->count == 1 ? 0 : i];
+		if (out[i] < minimum) {
+			api->fail(L, "%s must hold values of at least %" PRId64, name, minimum);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Parameter positions of one type's window. */
+typedef struct window_params {
+	int kernel, stride, dilation, padding, pads;
+} window_params;
+
+/* Reads kernel, stride, dilation and explicit pads into w for the input's
+ * spatial axes, as the type's reshape reads them (std-conv.c). */
+static int
+window_read(st_exec_layer *L, const st_host_api *api, const window_params *p, int spatial, k_window *w)
+{
+	const st_shape *in = &L->inputs[0].shape;
+	*w = (k_window){ .spatial = spatial, .batch = in->dims[0], .in_channels = in->dims[1],
+	                 .out_channels = L->outputs[0].shape.dims[1], .groups = 1 };
+	for (int i = 0; i < spatial; i++) {
+		w->in[i] = in->dims[2 + i];
+		w->out[i] = L->outputs[0].shape.dims[2 + i];
+	}
+	if (per_axis(L, api, p->kernel, spatial, 1, w->kernel) != 0 ||
+	    per_axis(L, api, p->stride, spatial, 1, w->stride) != 0 ||
+	    per_axis(L, api, p->dilation, spatial, 1, w->dilation) != 0)
+		return -1;
+	if (L->params[p->padding].i != PADDING_EXPLICIT)
+		return 0;
+	const st_value *pads = &L->params[p->pads];
+	if (pads->count != 1 && pads->count != spatial && pads->count != 2 * spatial) {
+		api->fail(L, "pads has %d values for %d spatial axes", pads->count, spatial);
+		return -1;
+	}
+	for (int i = 0; i < spatial; i++) {
+		if (pads->count == 2 * spatial) {
+			w->pad_begin[i] = pads->ints[i];
+			w->pad_end[i] = pads->ints[spatial + i];
+		} else {
+			w->pad_begin[i] = w->pad_end[i] = pads->ints[pads->count == 1 ? 0 : i];
+		}
+		if (w->pad_begin[i] < 0 || w->pad_end[i] < 0) {
+			api->fail(L, "pads must not be negative");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* The extent (kernel - 1) * dilation + 1 of axis i, or -1 on overflow. */
+static int64_t
+extent(const k_window *w, int i)
+{
+	if (w->dilation[i] != 0 && w->kernel[i] - 1 > (INT64_MAX - 1) / w->dilation[i])
+		return -1;
+	return (w->kernel[i] - 1) * w->dilation[i] + 1;
+}
+
+/* Fails unless the output size computed here is the one reshape gave. */
+static int
+check_output(st_exec_layer *L, const st_host_api *api, int i, int64_t computed)
+{
+	if (computed == L->outputs[0].shape.dims[2 + i])
+		return 0;
+	api->fail(L, "spatial axis %d: the kernel computes %" PRId64 " outputs, but the output has %" PRId64,
+	          i, computed, L->outputs[0].shape.dims[2 + i]);
+	return -1;
+}
+
+/*
+ * Pads and output sizes of a convolution or pooling, by the rule of
+ * window_output_sizes in std-conv.c: same modes give ceil(size / stride)
+ * outputs with the odd padding at the end (same) or the beginning
+ * (same_lower); ceil_mode drops a last window that starts in the right
+ * padding.
+ */
+static int
+window_sizes(st_exec_layer *L, const st_host_api *api, int padding, bool ceil_mode, k_window *w)
+{
+	for (int i = 0; i < w->spatial; i++) {
+		int64_t size = w->in[i], stride = w->stride[i], span = extent(w, i), out;
+		if (span < 0) {
+			api->fail(L, "the kernel of spatial axis %d is too large", i);
+			return -1;
+		}
+		if (padding == PADDING_SAME || padding == PADDING_SAME_LOWER) {
+			out = size / stride + (size % stride != 0);
+			int64_t needed = (out - 1) * stride + span;
+			int64_t total = needed > size ? needed - size : 0;
+			int64_t smaller = total / 2, larger = total - smaller;
+			w->pad_begin[i] = padding == PADDING_SAME ? smaller : larger;
+			w->pad_end[i] = padding == PADDING_SAME ? larger : smaller;
+		} else {
+			if (padding == PADDING_VALID)
+				w->pad_begin[i] = w->pad_end[i] = 0;
+			int64_t padded = size + w->pad_begin[i] + w->pad_end[i];
+			if (span > padded) {
+				api->fail(L, "on spatial axis %d the window spans more than the padded input", i);
+				return -1;
+			}
+			out = (padded - span) / stride + 1;
+			if (ceil_mode && (padded - span) % stride != 0) {
+				out++;
+				if ((out - 1) * stride >= size + w->pad_begin[i])
+					out--;
+			}
+		}
+		if (check_output(L, api, i, out) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Checks a weight tensor's presence and shape against dims. */
+static int
+check_weight(st_exec_layer *L, const st_host_api *api, int index, const char *what, int rank,
+             const int64_t *dims)
+{
+	if (index >= L->n_weights || L->weights[index].data == NULL) {
+		api->fail(L, "the %s weights are missing", what);
+		return -1;
+	}
+	const st_shape *s = &L->weights[index].shape;
+	st_shape want = { .dtype = ST_DTYPE_FLOAT32, .rank = rank };
+	for (int i = 0; i < rank; i++)
+		want.dims[i] = dims[i];
+	bool same = s->dtype == ST_DTYPE_FLOAT32 && s->rank == rank;
+	for (int i = 0; same && i < rank; i++)
+		same = s->dims[i] == dims[i];
+	if (!same) {
+		char a[SHAPE_TEXT], b[SHAPE_TEXT];
+		api->fail(L, "the %s weights are %s %s, expected float32 %s", what, api->dtype_name(s->dtype),
+		          std_shape_text(api, s, a), std_shape_text(api, &want, b));
+		return -1;
+	}
+	return 0;
+}
+
+/* Checks groups, the filter and (when the bias parameter is on) the bias:
+ * filters are first_dim x second_dim x kernel.... */
+static int
+check_filters(st_exec_layer *L, const st_host_api *api, const k_window *w, int64_t first_dim,
+              int64_t second_dim, bool bias)
+{
+	if (w->groups < 1 || w->in_channels % w->groups != 0 || w->out_channels % w->groups != 0) {
+		api->fail(L, "groups %" PRId64 " does not divide the %" PRId64 " input and %" PRId64
+		          " output channels", w->groups, w->in_channels, w->out_channels);
+		return -1;
+	}
+	int64_t dims[2 + K_MAX_SPATIAL] = { first_dim, second_dim };
+	for (int i = 0; i < w->spatial; i++)
+		dims[2 + i] = w->kernel[i];
+	if (L->n_weights != (bias ? 2 : 1)) {
+		api->fail(L, "expected %d weight tensors, got %d", bias ? 2 : 1, L->n_weights);
+		return -1;
+	}
+	if (check_weight(L, api, 0, "filter", 2 + w->spatial, dims) != 0)
+		return -1;
+	return bias ? check_weight(L, api, 1, "bias", 1, &w->out_channels) : 0;
+}
+
+/* ---- convolution ---- */
+
+static const window_params conv_window = {
+	.kernel = CONV_KERNEL, .stride = CONV_STRIDE, .dilation = CONV_DILATION,
+	.padding = CONV_PADDING, .pads = CONV_PADS,
+};
+
+static int
+conv_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	k_window w;
+	int spatial = image_tensors(L, api);
+	if (spatial < 0 || window_read(L, api, &conv_window, spatial, &w) != 0)
+		return -1;
+	w.groups = L->params[CONV_GROUPS].i;
+	if (w.out_channels != L->params[CONV_NUM_OUTPUT].i) {
+		api->fail(L, "the output has %" PRId64 " channels, but num_output is %" PRId64, w.out_channels,
+		          L->params[CONV_NUM_OUTPUT].i);
+		return -1;
+	}
+	if (window_sizes(L, api, (int)L->params[CONV_PADDING].i, false, &w) != 0 ||
+	    check_filters(L, api, &w, w.out_channels, w.in_channels / (w.groups ? w.groups : 1),
+	                  L->params[CONV_BIAS].b) != 0)
+		return -1;
+	window_state *s = state_of(L);
+	s->w = w;
+	s->reference = reference_wanted();
+	s->slots = k_thread_slots();
+	L->scratch_bytes = s->reference ? 0 : k_conv_scratch_bytes(&w, s->slots);
+	k_gemm_init();
+	return 0;
+}
+
+static int
+conv_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	const window_state *s = L->state;
+	const float *bias = L->params[CONV_BIAS].b ? L->weights[1].data : NULL;
+	if (s->reference)
+		k_conv_ref(&s->w, L->inputs[0].data, L->weights[0].data, bias, L->outputs[0].data);
+	else
+		k_conv(&s->w, L->inputs[0].data, L->weights[0].data, bias, L->outputs[0].data, L->scratch,
+		       s->slots, ctx);
+	return 0;
+}
+
+/* ---- deconvolution ---- */
+
+static const window_params deconv_window = {
+	.kernel = DECONV_KERNEL, .stride = DECONV_STRIDE, .dilation = DECONV_DILATION,
+	.padding = DECONV_PADDING, .pads = DECONV_PADS,
+};
+
+/*
+ * What is cropped from the full output of a transposed convolution, by the
+ * rule of transposed_output_sizes in std-conv.c: explicit and valid pads as
+ * given; the same modes give size * stride outputs and crop the rest as a
+ * convolution pads (the odd one at the end for same, at the beginning for
+ * same_lower), which is what ONNX Runtime does. When the full output is
+ * shorter than size * stride the crop is negative: the missing outputs,
+ * which no input reaches, hold the bias.
+ */
+static int
+deconv_sizes(st_exec_layer *L, const st_host_api *api, int padding, const int64_t *output_padding,
+             k_window *w)
+{
+	for (int i = 0; i < w->spatial; i++) {
+		int64_t size = w->in[i], stride = w->stride[i], span = extent(w, i), out;
+		if (span < 0) {
+			api->fail(L, "the kernel of spatial axis %d is too large", i);
+			return -1;
+		}
+		int64_t full = stride * (size - 1) + output_padding[i] + span;
+		if (padding == PADDING_SAME || padding == PADDING_SAME_LOWER) {
+			out = size * stride;
+			int64_t total = full - out;
+			int64_t smaller = total / 2, larger = total - smaller;
+			w->pad_begin[i] = padding == PADDING_SAME ? smaller : larger;
+			w->pad_end[i] = padding == PADDING_SAME ? larger : smaller;
+		} else {
+			if (padding == PADDING_VALID)
+				w->pad_begin[i] = w->pad_end[i] = 0;
+			out = full - w->pad_begin[i] - w->pad_end[i];
+		}
+		if (check_output(L, api, i, out) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+deconv_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	k_window w;
+	int64_t output_padding[K_MAX_SPATIAL];
+	int spatial = image_tensors(L, api);
+	if (spatial < 0 || window_read(L, api, &deconv_window, spatial, &w) != 0 ||
+	    per_axis(L, api, DECONV_OUTPUT_PADDING, spatial, 0, output_padding) != 0)
+		return -1;
+	w.groups = L->params[DECONV_GROUPS].i;
+	if (w.out_channels != L->params[DECONV_NUM_OUTPUT].i) {
+		api->fail(L, "the output has %" PRId64 " channels, but num_output is %" PRId64, w.out_channels,
+		          L->params[DECONV_NUM_OUTPUT].i);
+		return -1;
+	}
+	if (deconv_sizes(L, api, (int)L->params[DECONV_PADDING].i, output_padding, &w) != 0 ||
+	    check_filters(L, api, &w, w.in_channels, w.out_channels / (w.groups ? w.groups : 1),
+	                  L->params[DECONV_BIAS].b) != 0)
+		return -1;
+	window_state *s = state_of(L);
+	s->w = w;
+	s->reference = reference_wanted();
+	s->slots = k_thread_slots();
+	L->scratch_bytes = s->reference ? 0 : k_deconv_scratch_bytes(&w, s->slots);
+	k_gemm_init();
+	return 0;
+}
+
+static int
+deconv_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	const window_state *s = L->state;
+	const float *bias = L->params[DECONV_BIAS].b ? L->weights[1].data : NULL;
+	if (s->reference)
+		k_deconv_ref(&s->w, L->inputs[0].data, L->weights[0].data, bias, L->outputs[0].data);
+	else
+		k_deconv(&s->w, L->inputs[0].data, L->weights[0].data, bias, L->outputs[0].data, L->scratch,
+		         s->slots, ctx);
+	return 0;
+}
+
+/* ---- pooling ---- */
+
+static const window_params pool_window = {
+	.kernel = POOL_KERNEL, .stride = POOL_STRIDE, .dilation = POOL_DILATION,
+	.padding = POOL_PADDING, .pads = POOL_PADS,
+};
+
+static int
+pool_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	k_window w;
+	int spatial = image_tensors(L, api);
+	if (spatial < 0 || window_read(L, api, &pool_window, spatial, &w) != 0)
+		return -1;
+	if (w.out_channels != w.in_channels) {
+		api->fail(L, "the output has %" PRId64 " channels, the input %" PRId64, w.out_channels,
+		          w.in_channels);
+		return -1;
+	}
+	if (window_sizes(L, api, (int)L->params[POOL_PADDING].i, L->params[POOL_CEIL_MODE].b, &w) != 0)
+		return -1;
+	window_state *s = state_of(L);
+	s->w = w;
+	s->reference = reference_wanted();
+	s->pool_mode = L->params[POOL_MODE].i == POOLING_MAX ? K_POOL_MAX : K_POOL_AVG;
+	s->count_include_pad = L->params[POOL_COUNT_INCLUDE_PAD].b;
+	L->scratch_bytes = 0;
+	return 0;
+}
+
+static int
+pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	const window_state *s = L->state;
+	if (s->reference)
+		k_pool_ref(&s->w, s->pool_mode, s->count_include_pad, L->inputs[0].data, L->outputs[0].data);
+	else
+		k_pool(&s->w, s->pool_mode, s->count_include_pad, L->inputs[0].data, L->outputs[0].data, ctx);
+	return 0;
+}
+
+/* ---- global pooling ---- */
+
+static int
+global_pool_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	int spatial = image_tensors(L, api);
+	if (spatial < 0)
+		return -1;
+	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
+	for (int i = 0; i < 2 + spatial; i++) {
+		if (out->dims[i] != (i < 2 ? in->dims[i] : 1)) {
+			char a[SHAPE_TEXT], b[SHAPE_TEXT];
+			api->fail(L, "output %s does not fit input %s", std_shape_text(api, out, a),
+			          std_shape_text(api, in, b));
+			return -1;
+		}
+	}
+	window_state *s = state_of(L);
+	s->w = (k_window){ .spatial = spatial, .batch = in->dims[0], .in_channels = in->dims[1] };
+	for (int i = 0; i < spatial; i++)
+		s->w.in[i] = in->dims[2 + i];
+	s->reference = reference_wanted();
+	s->pool_mode = L->params[GLOBAL_POOL_MODE].i == POOLING_MAX ? K_POOL_MAX : K_POOL_AVG;
+	L->scratch_bytes = 0;
+	return 0;
+}
+
+static int
+global_pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	const window_state *s = L->state;
+	int64_t planes = s->w.batch * s->w.in_channels, size = 1;
+	for (int i = 0; i < s->w.spatial; i++)
+		size *= s->w.in[i];
+	if (s->reference)
+		k_global_pool_ref(planes, size, s->pool_mode, L->inputs[0].data, L->outputs[0].data);
+	else
+		k_global_pool(planes, size, s->pool_mode, L->inputs[0].data, L->outputs[0].data, ctx);
+	return 0;
+}
+
+/* ---- the table ---- */
+
+#define CPU_FP32_NCHW .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW), \
+	.dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32)
+
+const st_impl_desc std_conv_impls[] = {
+	{ .layer = "convolution", CPU_FP32_NCHW, .prepare = conv_prepare, .run = conv_run,
+	  .release = window_release },
+	{ .layer = "deconvolution", CPU_FP32_NCHW, .prepare = deconv_prepare, .run = deconv_run,
+	  .release = window_release },
+	{ .layer = "pooling", CPU_FP32_NCHW, .prepare = pool_prepare, .run = pool_run,
+	  .release = window_release },
+	{ .layer = "global_pooling", CPU_FP32_NCHW, .prepare = global_pool_prepare,
+	  .run = global_pool_run, .release = window_release },
+};
+const int std_conv_impl_count = STD_COUNT(std_conv_impls);

@@ -10,8 +10,8 @@
 #define MAX_SPATIAL 3
 #define LIST_TEXT 160
 
+/* By enum std_padding_mode and enum std_pooling_mode (std.h). */
 static const char *const padding_modes[] = { "explicit", "same", "same_lower", "valid", NULL };
-enum padding_mode { PADDING_EXPLICIT, PADDING_SAME, PADDING_SAME_LOWER, PADDING_VALID };
 
 static const char *const pooling_modes[] = { "max", "avg", NULL };
 
@@ -295,17 +295,6 @@ product(const int64_t *values, int n)
 
 /* ---- convolution ---- */
 
-enum {
-	CONV_NUM_OUTPUT,
-	CONV_KERNEL,
-	CONV_STRIDE,
-	CONV_PADDING,
-	CONV_PADS,
-	CONV_DILATION,
-	CONV_GROUPS,
-	CONV_BIAS
-};
-
 #define NUM_OUTPUT_PARAM(doc_text)                                                               \
 	{ .name = "num_output", .kind = ST_PARAM_INT, .default_value = "1", .flags = ST_PARAM_HAS_MIN, \
 	  .min = 1, .doc = doc_text }
@@ -386,18 +375,6 @@ convolution_reshape(st_reshape *r, const st_host_api *api)
 }
 
 /* ---- deconvolution ---- */
-
-enum {
-	DECONV_NUM_OUTPUT,
-	DECONV_KERNEL,
-	DECONV_STRIDE,
-	DECONV_PADDING,
-	DECONV_PADS,
-	DECONV_OUTPUT_PADDING,
-	DECONV_DILATION,
-	DECONV_GROUPS,
-	DECONV_BIAS
-};
 
 static const st_param_desc deconvolution_params[] = {
 	[DECONV_NUM_OUTPUT] = NUM_OUTPUT_PARAM("Number of output channels."),
@@ -527,17 +504,6 @@ deconvolution_reshape(st_reshape *r, const st_host_api *api)
 
 /* ---- pooling ---- */
 
-enum {
-	POOL_MODE,
-	POOL_KERNEL,
-	POOL_STRIDE,
-	POOL_PADDING,
-	POOL_PADS,
-	POOL_DILATION,
-	POOL_CEIL_MODE,
-	POOL_COUNT_INCLUDE_PAD
-};
-
 static const st_param_desc pooling_params[] = {
 	[POOL_MODE] = { .name = "mode", .kind = ST_PARAM_ENUM, .default_value = "max",
 	                .enum_values = pooling_modes,
@@ -577,8 +543,6 @@ pooling_reshape(st_reshape *r, const st_host_api *api)
 }
 
 /* ---- global pooling ---- */
-
-enum { GLOBAL_POOL_MODE };
 
 static const st_param_desc global_pooling_params[] = {
 	[GLOBAL_POOL_MODE] = { .name = "mode", .kind = ST_PARAM_ENUM, .default_value = "avg",

@@ -36,8 +36,6 @@ static const char *const epsilon_doc =
 
 /* ---- batch normalisation ---- */
 
-enum { BATCH_NORM_EPSILON };
-
 static const st_param_desc batch_normalization_params[] = {
 	[BATCH_NORM_EPSILON] = { .name = "epsilon", .kind = ST_PARAM_FLOAT, .default_value = "1e-05",
 	                         .flags = ST_PARAM_HAS_MIN, .min = 0, .doc = epsilon_doc },
@@ -63,8 +61,6 @@ batch_normalization_reshape(st_reshape *r, const st_host_api *api)
 
 /* ---- instance normalisation ---- */
 
-enum { INSTANCE_NORM_EPSILON };
-
 static const st_param_desc instance_normalization_params[] = {
 	[INSTANCE_NORM_EPSILON] = { .name = "epsilon", .kind = ST_PARAM_FLOAT, .default_value = "1e-05",
 	                            .flags = ST_PARAM_HAS_MIN, .min = 0, .doc = epsilon_doc },
@@ -87,8 +83,6 @@ instance_normalization_reshape(st_reshape *r, const st_host_api *api)
 }
 
 /* ---- fully connected ---- */
-
-enum { FC_NUM_OUTPUT, FC_BIAS };
 
 static const st_param_desc fully_connected_params[] = {
 	[FC_NUM_OUTPUT] = { .name = "num_output", .kind = ST_PARAM_INT, .default_value = "1",

@@ -32,6 +32,49 @@ extern const int std_shape_impl_count;
 extern const st_activation_impl std_activation_impls[]; /* std-activation-cpu.c */
 extern const int std_activation_impl_count;
 
+/*
+ * Parameter positions of the sliding-window and dense layers, shared by
+ * their descriptors (std-conv.c, std-norm.c) and their CPU implementations
+ * (std-conv-cpu.c, std-norm-cpu.c): each enum follows its table's order.
+ */
+enum std_padding_mode { PADDING_EXPLICIT, PADDING_SAME, PADDING_SAME_LOWER, PADDING_VALID };
+enum std_pooling_mode { POOLING_MAX, POOLING_AVG };
+enum {
+	CONV_NUM_OUTPUT,
+	CONV_KERNEL,
+	CONV_STRIDE,
+	CONV_PADDING,
+	CONV_PADS,
+	CONV_DILATION,
+	CONV_GROUPS,
+	CONV_BIAS
+};
+enum {
+	DECONV_NUM_OUTPUT,
+	DECONV_KERNEL,
+	DECONV_STRIDE,
+	DECONV_PADDING,
+	DECONV_PADS,
+	DECONV_OUTPUT_PADDING,
+	DECONV_DILATION,
+	DECONV_GROUPS,
+	DECONV_BIAS
+};
+enum {
+	POOL_MODE,
+	POOL_KERNEL,
+	POOL_STRIDE,
+	POOL_PADDING,
+	POOL_PADS,
+	POOL_DILATION,
+	POOL_CEIL_MODE,
+	POOL_COUNT_INCLUDE_PAD
+};
+enum { GLOBAL_POOL_MODE };
+enum { BATCH_NORM_EPSILON };
+enum { INSTANCE_NORM_EPSILON };
+enum { FC_NUM_OUTPUT, FC_BIAS };
+
 /* The entry point; also callable directly when the collection is linked in. */
 int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
 
