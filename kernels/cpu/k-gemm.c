@@ -48,7 +48,8 @@ k_gemm_init(void)
 	pthread_once(&once, blas_single_thread);
 }
 
-/* Whether every size fits the 32-bit integers of the BLAS interface. */
+/* Whether every size fits the 32-bit integers of the BLAS interface (the
+ * leading dimensions here are these sizes; offsets stay 64-bit). */
 static bool
 blas_fits(int64_t a, int64_t b, int64_t c)
 {
@@ -104,7 +105,7 @@ k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *
 {
 	if (n <= 0 || m <= 0)
 		return;
-	if (k == 0 || !blas_fits(n, k, m) || n * k > INT_MAX) {
+	if (k == 0 || !blas_fits(n, k, m)) {
 		k_fully_connected_ref(n, k, m, x, w, bias, y);
 		return;
 	}
@@ -213,8 +214,7 @@ k_matmul(const k_matmul_dims *g, const float *a, const float *b, float *out, con
 {
 	if (g->batch == 0 || g->m == 0 || g->n == 0)
 		return;
-	if (g->k == 0 || !blas_fits(g->m, g->k, g->n) || g->m * g->k > INT_MAX ||
-	    g->k * g->n > INT_MAX || g->m * g->n > INT_MAX) {
+	if (g->k == 0 || !blas_fits(g->m, g->k, g->n)) {
 		k_matmul_ref(g, a, b, out);
 		return;
 	}

@@ -20,11 +20,11 @@
  * that need scratch are given `slots`, the most threads prepared for: a run
  * uses min(slots, ctx->n_threads) threads, cuts its work into at most that
  * many chunks, and chunk c only ever writes scratch region c, so no two
- * threads share a scratch buffer however the pool splits the range (on this
- * machine rewriting a buffer another core has just read is slow, see
- * research/perf-anchors.md). The same slots must be given to the
- * *_scratch_bytes function (at prepare) and to the kernel (at run); the
- * scratch is sized for any thread count up to slots.
+ * threads share a scratch buffer however the pool splits the range (on the
+ * project's Zen 4 machines, rewriting a buffer that another core has just
+ * read costs several times the copy itself). The same slots must be given
+ * to the *_scratch_bytes function (at prepare) and to the kernel (at run);
+ * the scratch is sized for any thread count up to slots.
  */
 
 #define K_MAX_SPATIAL 3

@@ -20,7 +20,8 @@ reference_wanted(void)
 /* What prepare works out once and run uses. */
 typedef struct norm_state {
 	bool reference;
-	int64_t n, c, inner;  /* the input as N x C x inner (fully connected: N x inner) */
+	int64_t n, c, inner;  /* the input as N x C x inner */
+	int64_t features, outputs; /* fully connected: K and num_output */
 	int64_t folded;       /* channels in a and b */
 	float *a, *b;         /* batch normalisation folded into y = a * x + b */
 	k_matmul_dims matmul;
@@ -221,13 +222,13 @@ fc_prepare(st_exec_layer *L, const st_host_api *api)
 	if (float_tensors(L, api, 2, s) != 0)
 		return -1;
 	/* Every dimension after N is one feature axis. */
-	s->inner *= s->c;
-	s->c = L->params[FC_NUM_OUTPUT].i;
+	s->features = s->c * s->inner;
+	s->outputs = L->params[FC_NUM_OUTPUT].i;
 	const st_shape *out = &L->outputs[0].shape;
-	if (out->rank != 2 || out->dims[0] != s->n || out->dims[1] != s->c) {
+	if (out->rank != 2 || out->dims[0] != s->n || out->dims[1] != s->outputs) {
 		char text[SHAPE_TEXT];
 		api->fail(L, "output %s is not N x num_output (%" PRId64 " x %" PRId64 ")",
-		          std_shape_text(api, out, text), s->n, s->c);
+		          std_shape_text(api, out, text), s->n, s->outputs);
 		return -1;
 	}
 	bool bias = L->params[FC_BIAS].b;
@@ -235,9 +236,9 @@ fc_prepare(st_exec_layer *L, const st_host_api *api)
 		api->fail(L, "expected %d weight tensors, got %d", bias ? 2 : 1, L->n_weights);
 		return -1;
 	}
-	int64_t dims[2] = { s->c, s->inner };
+	int64_t dims[2] = { s->outputs, s->features };
 	if (check_weight(L, api, 0, "weight matrix", 2, dims) != 0 ||
-	    (bias && check_weight(L, api, 1, "bias", 1, &s->c) != 0))
+	    (bias && check_weight(L, api, 1, "bias", 1, &s->outputs) != 0))
 		return -1;
 	s->reference = reference_wanted();
 	L->scratch_bytes = 0;
@@ -251,10 +252,10 @@ fc_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	const norm_state *s = L->state;
 	const float *bias = L->params[FC_BIAS].b ? L->weights[1].data : NULL;
 	if (s->reference)
-		k_fully_connected_ref(s->n, s->inner, s->c, L->inputs[0].data, L->weights[0].data, bias,
-		                      L->outputs[0].data);
+		k_fully_connected_ref(s->n, s->features, s->outputs, L->inputs[0].data, L->weights[0].data,
+		                      bias, L->outputs[0].data);
 	else
-		k_fully_connected(s->n, s->inner, s->c, L->inputs[0].data, L->weights[0].data, bias,
+		k_fully_connected(s->n, s->features, s->outputs, L->inputs[0].data, L->weights[0].data, bias,
 		                  L->outputs[0].data, ctx);
 	return 0;
 }
