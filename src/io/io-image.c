@@ -22,7 +22,7 @@
 /* Decoded images larger than this are refused before any pixel is stored
  * (fuzzing lowers it to keep each run small). */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
-#define MAX_IMAGE_BYTES ((int64_t)64 << 20)
+#define MAX_IMAGE_BYTES ((int64_t)4 << 20)
 #else
 #define MAX_IMAGE_BYTES ((int64_t)1 << 30)
 #endif

@@ -136,6 +136,7 @@ read_shape(header *h, st_npy *out, char *err, size_t size)
 		return fail(err, size, "the header's 'shape' is not a tuple");
 	out->rank = 0;
 	out->count = 1;
+	memset(out->dims, 0, sizeof out->dims);
 	/* The product of the non-zero sizes must fit too: later code computes
 	 * strides from them even when another size is 0. */
 	int64_t nonzero = 1;
@@ -183,6 +184,12 @@ parse_header(const char *text, size_t len, st_npy *out, char *err, size_t size)
 		char key[32];
 		if (!read_string(&h, key, sizeof key) || !take(&h, ':'))
 			return fail(err, size, "the header is not a Python dict of quoted keys");
+		bool *seen = strcmp(key, "descr") == 0 ? &have_descr
+		             : strcmp(key, "fortran_order") == 0 ? &have_order
+		             : strcmp(key, "shape") == 0 ? &have_shape
+		                                         : NULL;
+		if (seen != NULL && *seen)
+			return fail(err, size, "the header repeats the key '%s'", key);
 		if (strcmp(key, "descr") == 0) {
 			char descr[64];
 			skip_space(&h);

@@ -543,6 +543,10 @@ Test(npy, refuses_bad_headers)
 	assert_refused("{'descr': '<f4' 'fortran_order': False}", 4, "the header is not a well-formed dict");
 	assert_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)} junk", 4,
 	               "the header has text after its dict");
+	assert_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 2), 'shape': (2,)}", 8,
+	               "the header repeats the key 'shape'");
+	assert_refused("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (1,)}", 4,
+	               "the header repeats the key 'descr'");
 	assert_refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)", 4,
 	               "the header is not a well-formed dict");
 }
