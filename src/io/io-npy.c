@@ -554,14 +554,16 @@ st_npy_convert(st_npy *a, st_dtype dtype, char *err, size_t size)
 			memcpy(&u, (const unsigned char *)a->data + i * 8, 8);
 			bool is_signed = a->type == ST_NPY_I8;
 			int64_t v = (int64_t)u;
-			if (float_out) {
+			if (dtype == ST_DTYPE_FLOAT32) {
 				/* One rounding, straight from the integer. */
 				bool negative = is_signed && v < 0;
 				float f = integer_to_float(negative ? 0 - u : u, negative);
-				if (dtype == ST_DTYPE_FLOAT32)
-					memcpy(o, &f, 4);
-				else
-					store_float(o, dtype, is_signed ? (double)v : (double)u);
+				memcpy(o, &f, 4);
+				continue;
+			}
+			if (dtype == ST_DTYPE_FLOAT16) {
+				/* Exact as a double up to 2^53, and infinity long before. */
+				store_float(o, dtype, is_signed ? (double)v : (double)u);
 				continue;
 			}
 			if ((!is_signed && u > (uint64_t)INT64_MAX) || v < lo || v > hi) {

@@ -672,6 +672,22 @@ Test(npy, integers_convert_to_float32_as_numpy_casts)
 	}
 }
 
+Test(npy, integers_convert_to_float16)
+{
+	st_npy a;
+	char err[256];
+	read_fixture("i8.npy", &a);
+	cr_assert_eq(st_npy_convert(&a, ST_DTYPE_FLOAT16, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(a.type, ST_NPY_F2);
+	cr_assert(memcmp(a.data, (uint16_t[]){ 0xfc00, 0xbc00, 0x7c00, 0x7c00 }, 8) == 0, "-inf, -1, inf, inf");
+	st_npy_free(&a);
+	read_fixture("u1.npy", &a);
+	cr_assert_eq(st_npy_convert(&a, ST_DTYPE_FLOAT16, err, sizeof err), 0, "%s", err);
+	for (int i = 0; i < 8; i++)
+		cr_assert_eq(st_half_to_float(((const uint16_t *)a.data)[i]), (float)(36 * i));
+	st_npy_free(&a);
+}
+
 Test(npy, converting_to_the_same_type_keeps_the_mapping)
 {
 	st_npy a;
