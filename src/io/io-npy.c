@@ -136,6 +136,10 @@ read_shape(header *h, st_npy *out, char *err, size_t size)
 		return fail(err, size, "the header's 'shape' is not a tuple");
 	out->rank = 0;
 	out->count = 1;
+	memset(out->dims, 0, sizeof out->dims);
+	/* The product of the non-zero sizes must fit too: later code computes
+	 * strides from them even when another size is 0. */
+	int64_t nonzero = 1;
 	for (;;) {
 		skip_space(h);
 		if (take(h, ')'))
@@ -154,8 +158,10 @@ read_shape(header *h, st_npy *out, char *err, size_t size)
 		if (out->rank == ST_MAX_RANK)
 			return fail(err, size, "the array has more than %d dimensions", ST_MAX_RANK);
 		out->dims[out->rank++] = v;
-		if (v != 0 && out->count > INT64_MAX / v)
+		if (v != 0 && nonzero > INT64_MAX / v)
 			return fail(err, size, "the array's element count overflows");
+		if (v != 0)
+			nonzero *= v;
 		out->count *= v;
 		if (!take(h, ',')) {
 			if (take(h, ')'))
@@ -178,6 +184,12 @@ parse_header(const char *text, size_t len, st_npy *out, char *err, size_t size)
 		char key[32];
 		if (!read_string(&h, key, sizeof key) || !take(&h, ':'))
 			return fail(err, size, "the header is not a Python dict of quoted keys");
+		bool *seen = strcmp(key, "descr") == 0 ? &have_descr
+		             : strcmp(key, "fortran_order") == 0 ? &have_order
+		             : strcmp(key, "shape") == 0 ? &have_shape
+		                                         : NULL;
+		if (seen != NULL && *seen)
+			return fail(err, size, "the header repeats the key '%s'", key);
 		if (strcmp(key, "descr") == 0) {
 			char descr[64];
 			skip_space(&h);
@@ -188,19 +200,18 @@ parse_header(const char *text, size_t len, st_npy *out, char *err, size_t size)
 			/* '=' is native order, little-endian on the machines Strata runs on. */
 			if (descr[0] == '=')
 				descr[0] = '<';
-			if (descr[0] == '>' && strcmp(descr + 1, "i1") != 0 && strcmp(descr + 1, "u1") != 0 &&
-			    strcmp(descr + 1, "b1") != 0)
+			/* Byte-sized types have no order; numpy writes '|' but any prefix means the same. */
+			bool one_byte = strcmp(descr + 1, "i1") == 0 || strcmp(descr + 1, "u1") == 0 ||
+			                strcmp(descr + 1, "b1") == 0;
+			if ((descr[0] == '<' || descr[0] == '>') && one_byte)
+				descr[0] = '|';
+			if (descr[0] != '\0' && (descr[0] == 'O' || descr[1] == 'O'))
+				return fail(err, size, "an array of Python objects cannot be read; save numbers");
+			if (descr[0] == '>')
 				return fail(err, size,
 				            "big-endian data ('%s'); save it little-endian, e.g. with "
 				            "a.astype('<%s')",
 				            descr, descr + 1);
-			if (descr[0] == '>' || descr[0] == '<') {
-				if (strcmp(descr + 1, "i1") == 0 || strcmp(descr + 1, "u1") == 0 ||
-				    strcmp(descr + 1, "b1") == 0)
-					descr[0] = '|';
-			}
-			if (strcmp(descr, "|O") == 0 || strcmp(descr, "<O") == 0 || strcmp(descr, "|O8") == 0)
-				return fail(err, size, "an array of Python objects cannot be read; save numbers");
 			int found = -1;
 			for (int i = 0; i < N_TYPES; i++) {
 				if (strcmp(descr, npy_types[i].descr) == 0)
@@ -236,32 +247,35 @@ parse_header(const char *text, size_t len, st_npy *out, char *err, size_t size)
 			return fail(err, size, "the header is not a well-formed dict");
 		}
 	}
+	/* numpy pads the dict with spaces and a new line; anything else is damage. */
+	while (h.p < h.end && (*h.p == ' ' || *h.p == '\t' || *h.p == '\n' || *h.p == '\r' || *h.p == '\0'))
+		h.p++;
+	if (h.p < h.end)
+		return fail(err, size, "the header has text after its dict");
 	if (!have_descr || !have_order || !have_shape)
 		return fail(err, size, "the header lacks '%s'",
 		            !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
 	return 0;
 }
 
-int
-st_npy_parse(const void *buf, size_t len, st_npy *out, char *err, size_t size)
+static int
+parse(const void *buf, size_t len, st_npy *out, char *err, size_t size)
 {
 	const unsigned char *b = buf;
-	memset(out, 0, sizeof *out);
-	if (len < 10 || memcmp(b, "\x93NUMPY", 6) != 0)
+	if (len < 6 || memcmp(b, "\x93NUMPY", 6) != 0)
 		return fail(err, size, "not a NumPy .npy file (no \\x93NUMPY magic)");
-	int major = b[6];
-	size_t header_len, start;
-	if (major == 1) {
-		header_len = (size_t)b[8] | (size_t)b[9] << 8;
-		start = 10;
-	} else if (major == 2 || major == 3) {
-		if (len < 12)
-			return fail(err, size, "truncated: the file ends inside its header");
-		header_len = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
-		start = 12;
-	} else {
-		return fail(err, size, "format version %d.%d is not one of 1.0, 2.0, 3.0", major, b[7]);
-	}
+	if (len < 8)
+		return fail(err, size, "truncated: the file ends inside its header");
+	int major = b[6], minor = b[7];
+	if ((major != 1 && major != 2 && major != 3) || minor != 0)
+		return fail(err, size, "format version %d.%d is not one of 1.0, 2.0, 3.0", major, minor);
+	/* 1.0 has a 2-byte header length; 2.0 and 3.0 (UTF-8 header) a 4-byte one. */
+	size_t start = major == 1 ? 10 : 12;
+	if (len < start)
+		return fail(err, size, "truncated: the file ends inside its header");
+	size_t header_len = (size_t)b[8] | (size_t)b[9] << 8;
+	if (major > 1)
+		header_len |= (size_t)b[10] << 16 | (size_t)b[11] << 24;
 	out->version = major;
 	if (header_len > len - start)
 		return fail(err, size, "truncated: the file ends inside its header");
@@ -272,7 +286,7 @@ st_npy_parse(const void *buf, size_t len, st_npy *out, char *err, size_t size)
 		return fail(err, size, "the array's size in bytes overflows");
 	size_t need = (size_t)out->count * (size_t)item, have = len - start - header_len;
 	if (have < need) {
-		char shape[128];
+		char shape[200];
 		st_shape s = { .rank = out->rank };
 		memcpy(s.dims, out->dims, sizeof s.dims);
 		st_shape_format(&s, shape, sizeof shape);
@@ -282,6 +296,17 @@ st_npy_parse(const void *buf, size_t len, st_npy *out, char *err, size_t size)
 	}
 	out->data = b + start + header_len;
 	out->bytes = need;
+	return 0;
+}
+
+int
+st_npy_parse(const void *buf, size_t len, st_npy *out, char *err, size_t size)
+{
+	memset(out, 0, sizeof *out);
+	if (parse(buf, len, out, err, size) != 0) {
+		memset(out, 0, sizeof *out);
+		return -1;
+	}
 	return 0;
 }
 
@@ -314,6 +339,17 @@ st_npy_read(const char *path, st_npy *out, char *err, size_t size)
 			munmap(map, len);
 		return fail(err, size, "%s: %s", path, why);
 	}
+	int item = npy_types[out->type].size;
+	if ((uintptr_t)out->data % (uintptr_t)item != 0) {
+		/* numpy aligns data to 64 bytes; other writers may not, and the
+		 * kernels read elements in place. */
+		void *copy = st_xmalloc(out->bytes ? out->bytes : 1);
+		memcpy(copy, out->data, out->bytes);
+		munmap(map, len);
+		out->owned = copy;
+		out->data = copy;
+		return 0;
+	}
 	out->map = map;
 	out->map_len = len;
 	return 0;
@@ -330,8 +366,8 @@ st_npy_free(st_npy *a)
 
 /* ---- conversion ---- */
 
-/* Reads element i as a double (exact for every type but 64-bit integers
- * beyond 2^53, which are checked separately). */
+/* Reads element i as a double: exact for every type but 64-bit integers
+ * beyond 2^53, which the callers treat apart. */
 static double
 element(const st_npy *a, int64_t i)
 {
@@ -391,6 +427,85 @@ element(const st_npy *a, int64_t i)
 	return 0;
 }
 
+/*
+ * IEEE binary16 from a double with one rounding (to nearest, ties to even),
+ * as numpy's astype(np.float16) does; going through float first would round
+ * twice and sometimes land one step off.
+ */
+static uint16_t
+double_to_half(double d)
+{
+	uint16_t sign = signbit(d) ? 0x8000 : 0;
+	double a = fabs(d);
+	if (isnan(d))
+		return sign | 0x7e00;
+	if (a >= 65520.0) /* halfway between 65504 and 2^16 rounds to even: infinity */
+		return sign | 0x7c00;
+	if (a < 6.103515625e-05) /* below 2^-14: a subnormal in units of 2^-24 */
+		return sign | (uint16_t)nearbyint(a * 16777216.0);
+	int e;
+	frexp(a, &e); /* a = f * 2^e, f in [0.5, 1) */
+	e -= 1;       /* a = 1.m * 2^e, e in [-14, 15] */
+	double m = nearbyint(ldexp(a, 10 - e)); /* 1024 to 2048, exact before rounding */
+	if (m >= 2048.0) {
+		m = 1024.0;
+		e++;
+	}
+	return sign | (uint16_t)((e + 15) << 10) | (uint16_t)((int)m - 1024);
+}
+
+/*
+ * A 64-bit integer as the nearest float (ties to even), rounded in integer
+ * arithmetic: a plain cast is right on the hardware, but emulators such as
+ * valgrind go through double and round twice.
+ */
+static float
+integer_to_float(uint64_t magnitude, bool negative)
+{
+	float f;
+	if (magnitude < (1u << 24)) {
+		f = (float)magnitude;
+	} else {
+		int shift = 64 - __builtin_clzll(magnitude) - 24;
+		uint64_t keep = magnitude >> shift, rest = magnitude & ((UINT64_C(1) << shift) - 1),
+		         half = UINT64_C(1) << (shift - 1);
+		if (rest > half || (rest == half && (keep & 1)))
+			keep++; /* 2^24 at most: still exact */
+		f = ldexpf((float)keep, shift);
+	}
+	return negative ? -f : f;
+}
+
+static void
+store_float(unsigned char *o, st_dtype dtype, double v)
+{
+	if (dtype == ST_DTYPE_FLOAT32) {
+		float f = (float)v;
+		memcpy(o, &f, 4);
+	} else {
+		uint16_t h = double_to_half(v);
+		memcpy(o, &h, 2);
+	}
+}
+
+static void
+store_int(unsigned char *o, st_dtype dtype, int64_t v)
+{
+	switch (dtype) {
+	case ST_DTYPE_INT64:
+		memcpy(o, &v, 8);
+		break;
+	case ST_DTYPE_INT32: {
+		int32_t w = (int32_t)v;
+		memcpy(o, &w, 4);
+		break;
+	}
+	default: /* int8, uint8, bool */
+		o[0] = (unsigned char)(v & 0xff);
+		break;
+	}
+}
+
 int
 st_npy_convert(st_npy *a, st_dtype dtype, char *err, size_t size)
 {
@@ -399,27 +514,25 @@ st_npy_convert(st_npy *a, st_dtype dtype, char *err, size_t size)
 	int out_size = st_dtype_size(dtype);
 	if (out_size == 0)
 		return fail(err, size, "cannot convert to an unknown type");
-	unsigned char *out = malloc((size_t)(a->count ? a->count : 1) * (size_t)out_size);
-	if (out == NULL)
-		return fail(err, size, "out of memory converting %" PRId64 " elements", a->count);
-	bool integer_out = dtype == ST_DTYPE_INT64 || dtype == ST_DTYPE_INT32 || dtype == ST_DTYPE_INT8 ||
-	                   dtype == ST_DTYPE_UINT8 || dtype == ST_DTYPE_BOOL;
-	double lo = 0, hi = 0;
+	if (a->count > (int64_t)(SIZE_MAX / 2) / out_size)
+		return fail(err, size, "the array's size in bytes overflows");
+	bool float_out = dtype == ST_DTYPE_FLOAT32 || dtype == ST_DTYPE_FLOAT16;
+	int64_t lo = 0, hi = 0;
 	switch (dtype) {
 	case ST_DTYPE_INT64:
-		lo = -9223372036854775808.0;
-		hi = 9223372036854774784.0;
+		lo = INT64_MIN;
+		hi = INT64_MAX;
 		break;
 	case ST_DTYPE_INT32:
-		lo = -2147483648.0;
-		hi = 2147483647.0;
+		lo = INT32_MIN;
+		hi = INT32_MAX;
 		break;
 	case ST_DTYPE_INT8:
-		lo = -128;
-		hi = 127;
+		lo = INT8_MIN;
+		hi = INT8_MAX;
 		break;
 	case ST_DTYPE_UINT8:
-		hi = 255;
+		hi = UINT8_MAX;
 		break;
 	case ST_DTYPE_BOOL:
 		hi = 1;
@@ -427,73 +540,76 @@ st_npy_convert(st_npy *a, st_dtype dtype, char *err, size_t size)
 	default:
 		break;
 	}
+	/* 64-byte aligned, like every buffer a kernel reads. */
+	void *mem = NULL;
+	if (posix_memalign(&mem, 64, (size_t)(a->count ? a->count : 1) * (size_t)out_size) != 0)
+		return fail(err, size, "out of memory converting %" PRId64 " elements", a->count);
+	unsigned char *out = mem;
 	for (int64_t i = 0; i < a->count; i++) {
 		unsigned char *o = out + i * out_size;
-		if (integer_out && (a->type == ST_NPY_I8 || a->type == ST_NPY_U8)) {
-			/* 64-bit integers convert without a detour through double. */
-			int64_t v;
+		if (a->type == ST_NPY_I8 || a->type == ST_NPY_U8) {
+			/* 64-bit integers are compared and converted as integers, not
+			 * through a double that cannot hold them all. */
 			uint64_t u;
 			memcpy(&u, (const unsigned char *)a->data + i * 8, 8);
-			v = (int64_t)u;
-			bool fits = a->type == ST_NPY_I8 ? ((double)v >= lo && (double)v <= hi)
-			                                 : (u <= (uint64_t)INT64_MAX && (double)u <= hi);
-			if (!fits) {
+			bool is_signed = a->type == ST_NPY_I8;
+			int64_t v = (int64_t)u;
+			if (dtype == ST_DTYPE_FLOAT32) {
+				/* One rounding, straight from the integer. */
+				bool negative = is_signed && v < 0;
+				float f = integer_to_float(negative ? 0 - u : u, negative);
+				memcpy(o, &f, 4);
+				continue;
+			}
+			if (dtype == ST_DTYPE_FLOAT16) {
+				/* Exact as a double up to 2^53, and infinity long before. */
+				store_float(o, dtype, is_signed ? (double)v : (double)u);
+				continue;
+			}
+			if ((!is_signed && u > (uint64_t)INT64_MAX) || v < lo || v > hi) {
 				free(out);
-				return fail(err, size, "element %" PRId64 " does not fit in %s", i, st_dtype_name(dtype));
+				if (is_signed)
+					return fail(err, size,
+					            "element %" PRId64 " (%" PRId64 ") is out of the range of %s (%" PRId64
+					            " to %" PRId64 ")",
+					            i, v, st_dtype_name(dtype), lo, hi);
+				return fail(err, size,
+				            "element %" PRId64 " (%" PRIu64 ") is out of the range of %s (%" PRId64 " to %" PRId64
+				            ")",
+				            i, u, st_dtype_name(dtype), lo, hi);
 			}
-			switch (dtype) {
-			case ST_DTYPE_INT64:
-				memcpy(o, &v, 8);
-				break;
-			case ST_DTYPE_INT32: {
-				int32_t w = (int32_t)v;
-				memcpy(o, &w, 4);
-				break;
-			}
-			default:
-				o[0] = (unsigned char)(int8_t)v;
-				break;
-			}
+			store_int(o, dtype, v);
 			continue;
 		}
 		double v = element(a, i);
-		if (integer_out && (isnan(v) || v != floor(v) || v < lo || v > hi)) {
+		if (float_out) {
+			store_float(o, dtype, v);
+			continue;
+		}
+		if (isnan(v)) {
 			free(out);
-			return fail(err, size, "element %" PRId64 " (%g) is not a whole number that %s can hold", i, v,
+			return fail(err, size, "element %" PRId64 " is NaN, which %s cannot hold", i,
 			            st_dtype_name(dtype));
 		}
-		switch (dtype) {
-		case ST_DTYPE_FLOAT32: {
-			float f = (float)v;
-			memcpy(o, &f, 4);
-			break;
+		if (v != floor(v) && !isinf(v)) {
+			free(out);
+			return fail(err, size, "element %" PRId64 " (%.17g) is not a whole number, which %s needs",
+			            i, v, st_dtype_name(dtype));
 		}
-		case ST_DTYPE_FLOAT16: {
-			uint16_t hbits = st_float_to_half((float)v);
-			memcpy(o, &hbits, 2);
-			break;
+		/* (double)hi rounds up to 2^63 for int64, hence >= there. */
+		if (v < (double)lo || (dtype == ST_DTYPE_INT64 ? v >= 9223372036854775808.0 : v > (double)hi)) {
+			free(out);
+			return fail(err, size,
+			            "element %" PRId64 " (%.17g) is out of the range of %s (%" PRId64 " to %" PRId64 ")", i,
+			            v, st_dtype_name(dtype), lo, hi);
 		}
-		case ST_DTYPE_INT64: {
-			int64_t w = (int64_t)v;
-			memcpy(o, &w, 8);
-			break;
-		}
-		case ST_DTYPE_INT32: {
-			int32_t w = (int32_t)v;
-			memcpy(o, &w, 4);
-			break;
-		}
-		case ST_DTYPE_INT8:
-			o[0] = (unsigned char)(int8_t)v;
-			break;
-		case ST_DTYPE_UINT8:
-		case ST_DTYPE_BOOL:
-			o[0] = (unsigned char)v;
-			break;
-		default:
-			break;
-		}
+		store_int(o, dtype, (int64_t)v);
 	}
+	/* The converted copy replaces the file's mapping, which is no longer needed. */
+	if (a->map)
+		munmap(a->map, a->map_len);
+	a->map = NULL;
+	a->map_len = 0;
 	free(a->owned);
 	a->owned = out;
 	a->data = out;
@@ -542,8 +658,9 @@ st_npy_encode(const st_shape *shape, const void *data, char **out, size_t *len, 
 	st_buf_init(&h);
 	st_buf_printf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
 	for (int i = 0; i < shape->rank; i++)
-		st_buf_printf(&h, "%" PRId64 "%s", shape->dims[i], shape->rank == 1 || i + 1 < shape->rank ? ", " : "");
-	st_buf_puts(&h, "), }");
+		st_buf_printf(&h, "%s%" PRId64, i ? ", " : "", shape->dims[i]);
+	/* As numpy writes it: (3,) for one dimension, (2, 3) for more. */
+	st_buf_puts(&h, shape->rank == 1 ? ",), }" : "), }");
 	/* Pad with spaces so that the data starts on a 64-byte boundary. */
 	while ((10 + h.len + 1) % 64 != 0)
 		st_buf_putc(&h, ' ');

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "st-core.h"
 
@@ -24,8 +25,8 @@ typedef enum st_npy_type {
 } st_npy_type;
 
 /* An array read from a .npy file. data points into a read-only mapping of
- * the file, or into memory of its own when it was converted; free with
- * st_npy_free. */
+ * the file, or into memory of its own when it was converted (or when the
+ * file's data was not aligned to its element size); free with st_npy_free. */
 typedef struct st_npy {
 	st_npy_type type;   /* what data holds */
 	int rank;
@@ -47,20 +48,93 @@ int st_npy_parse(const void *buf, size_t len, st_npy *out, char *err, size_t err
 /* Maps and parses a .npy file. */
 int st_npy_read(const char *path, st_npy *out, char *err, size_t err_size);
 /* Converts the array to dtype in place (float32, float16, int64, int32,
- * int8, uint8, bool), copying only when its type differs. Refuses values the
- * target cannot hold exactly (integers out of range, fractions or NaN to an
- * integer type). */
+ * int8, uint8, bool), copying only when its type differs; the file's
+ * mapping is released then. Floats round to nearest even (too large: inf);
+ * refuses values an integer target cannot hold exactly (out of range,
+ * fractions, NaN), and leaves the array as it was. */
 int st_npy_convert(st_npy *a, st_dtype dtype, char *err, size_t err_size);
 void st_npy_free(st_npy *a);
 /* The st_dtype that a .npy type is, or -1 (float64, 16-bit and unsigned
  * 32/64-bit integers have none). */
 int st_npy_type_dtype(st_npy_type t);
-/* Writes data of shape (dtype as in shape) as a version 1.0 .npy file,
- * atomically. */
+/* Writes data of shape (dtype as in shape) as a version 1.0 .npy file, as
+ * numpy writes it, atomically. */
 int st_npy_write(const char *path, const st_shape *shape, const void *data, char *err,
                  size_t err_size);
 /* The same into memory; caller frees *out. */
 int st_npy_encode(const st_shape *shape, const void *data, char **out, size_t *len, char *err,
                   size_t err_size);
+
+/* A weights folder: one file per layer and weight type, <dir>/<layer>_<weight>.npy. */
+typedef struct st_weights st_weights;
+
+/* An image decoded to 8 bits per channel, channels interleaved. */
+typedef struct st_image {
+	int width, height;
+	int channels;     /* 1 grey, 2 grey and alpha, 3 RGB, 4 RGBA */
+	uint8_t *pixels;  /* height rows of width * channels bytes; free with st_image_free */
+} st_image;
+
+/* io-weights.c */
+/* Opens a weights folder (only checks that it is one). Returns NULL with a
+ * message when it is missing or not a folder; caller frees with
+ * st_weights_close. */
+st_weights *st_weights_open(const char *dir, char *err, size_t err_size);
+void st_weights_close(st_weights *w);
+const char *st_weights_dir(const st_weights *w);
+/* The file a weight lives in: "<dir>/<layer>_<weight>.npy"; caller frees. */
+char *st_weights_path(const st_weights *w, const char *layer, const char *weight);
+/*
+ * Reads one weight memory-mapped, converted to expected->dtype when the file
+ * holds another type (float32 for every weight but constants), its dims
+ * checked against expected (rank and every size), its data 64-byte aligned.
+ * Returns 0; 1 when the file is absent and optional (out is then empty);
+ * -1 with a message naming the path (and both shapes on a mismatch).
+ * Free out with st_npy_free.
+ */
+int st_weights_load(st_weights *w, const char *layer, const char *weight, const st_shape *expected,
+                    bool optional, st_npy *out, char *err, size_t err_size);
+/*
+ * Fills data with n values uniform in (-1/sqrt(fan_in), 1/sqrt(fan_in)), or
+ * (-1, 1) when fan_in <= 0 (24 random bits each, rounded to float), from
+ * splitmix64 started at seed: the same values on every machine and compiler
+ * for the same seed, and a shorter run is a prefix of a longer one.
+ */
+void st_weights_random(float *data, int64_t n, int64_t fan_in, uint64_t seed);
+/* The seed of one weight tensor under a run's seed, from the layer and
+ * weight names (FNV-1a), so values do not depend on the order of layers. */
+uint64_t st_weights_random_seed(const char *layer, const char *weight, uint64_t run_seed);
+
+/* io-image.c */
+/* Reads a PNG or a JPEG file, told apart by its first bytes. PNG: any bit
+ * depth, palette, grey, grey and alpha, RGB, RGBA, interlaced; 16-bit
+ * samples are scaled to 8 bits with rounding. JPEG: grey or colour (CMYK is
+ * refused). Returns 0, or -1 with a message naming path; free with
+ * st_image_free. */
+int st_image_read(const char *path, st_image *img, char *err, size_t err_size);
+/* The same from memory; messages do not name a file. */
+int st_image_decode(const void *data, size_t len, st_image *img, char *err, size_t err_size);
+void st_image_free(st_image *img);
+/*
+ * Fills a tensor of shape N x C x H x W (NCHW, C 1 or 3, dtype as given;
+ * shape->dtype is ignored) from img, by the rules of docs/layers/prose/input.md:
+ * the image must be W x H; grey repeats into 3 channels, alpha is dropped,
+ * colour feeds 1 channel as its BT.601 luma (rounded as PIL's convert('L'));
+ * float types get (v * scale - mean[c]) / std[c] with one mean and std for all
+ * channels or one per channel; integer types take v as it is (a value the
+ * type cannot hold is an error); every sample of the batch is the image.
+ * out holds the tensor's bytes. Returns 0, or -1 with a message.
+ */
+int st_image_to_tensor(const st_image *img, const st_shape *shape, st_dtype dtype, double scale,
+                       const double *mean, int n_mean, const double *std, int n_std, void *out,
+                       char *err, size_t err_size);
+/* Writes channels (1 or 3) planes of height x width floats as an 8-bit grey
+ * or RGB PNG, each value clamped to [0, 1] and scaled to 0-255 (NaN is 0),
+ * atomically. */
+int st_image_write_png(const char *path, const float *planes, int channels, int height, int width,
+                       char *err, size_t err_size);
+/* The same into memory; caller frees *out. */
+int st_image_encode_png(const float *planes, int channels, int height, int width, char **out,
+                        size_t *len, char *err, size_t err_size);
 
 #endif
