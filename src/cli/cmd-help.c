@@ -173,11 +173,13 @@ print_completion(FILE *out)
 	}
 	fprintf(out, "\tesac\n");
 	/* Options that take a file or folder. */
-	fprintf(out, "\tcase $prev in\n\t-f|--file) _strata_files; return ;;\n"
-	             "\t--markdown|--prose) _strata_files -d; return ;;\n"
+	fprintf(out, "\tcase $prev in\n\t-f|--file|-i|--input|-o|--output) _strata_files; return ;;\n"
+	             "\t--markdown|--prose|-w|--weights) _strata_files -d; return ;;\n"
+	             "\t--format) COMPREPLY=($(compgen -W \"fp32-nchw fp32-nhwc fp16-nchw fp16-nhwc\" -- \"$cur\")); return ;;\n"
+	             "\t--backend) COMPREPLY=($(compgen -W \"cpu cuda\" -- \"$cur\")); return ;;\n"
 	             "\t--category) COMPREPLY=($(compgen -W \"$(strata layers --json 2>/dev/null | "
 	             "sed -n 's/.*\\\"category\\\": *\\\"\\([^\\\"]*\\)\\\".*/\\1/p' | sort -u)\" -- \"$cur\")); return ;;\n"
-	             "\t-c|--command|--name) return ;;\n\tesac\n");
+	             "\t-c|--command|--name|--seed|-t|--threads|-n|--iterations|--warmup) return ;;\n\tesac\n");
 	fprintf(out, "\tif [[ $cur == -* ]]; then COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\")); return; fi\n");
 	fprintf(out, "\tcase $kind in\n\tmodel) _strata_files json ;;\n\tfile) _strata_files ;;\n"
 	             "\tcommand) COMPREPLY=($(compgen -W \"$commands\" -- \"$cur\")) ;;\n\tesac\n}\n");

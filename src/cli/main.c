@@ -45,6 +45,23 @@ static const cli_option help_options[] = {
 	{ NULL, 0, NULL, NULL, false },
 };
 
+static const cli_option run_options[] = {
+	{ "weights", 'w', "DIR", "weights folder (default: the model's 'weights' setting)", false },
+	{ "random-weights", 0, NULL, "use seeded random weights instead of files", false },
+	{ "input", 'i', "[NAME=]FILE", "data for an input layer: .npy, .png or .jpg", true },
+	{ "random-input", 0, NULL, "feed seeded random data to inputs given no file", false },
+	{ "seed", 0, "N", "seed for --random-weights and --random-input (default 0)", false },
+	{ "output", 'o', "[NAME=]FILE", "write an output layer's tensor to FILE (.npy, or .png for images)", true },
+	{ "backend", 0, "cpu|cuda", "where to run (default cpu)", false },
+	{ "format", 0, "FORMAT", "fp32-nchw, fp32-nhwc, fp16-nchw or fp16-nhwc (default: the model's)", false },
+	{ "threads", 't', "N", "worker threads (default: every core)", false },
+	{ "iterations", 'n', "N", "timed runs (default 1)", false },
+	{ "warmup", 0, "N", "untimed runs first (default 1 when timing several runs)", false },
+	{ "show-plan", 0, NULL, "print the plan: steps, formats, conversions, memory", false },
+	{ "json", 0, NULL, "print timings and output summaries as JSON", false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
 static const cli_option no_options[] = { { NULL, 0, NULL, NULL, false } };
 
 const cli_command cli_commands[] = {
@@ -64,6 +81,11 @@ const cli_command cli_commands[] = {
 	  "Lists every plugin found on the search path with its version, author and what it "
 	  "provides, and every plugin or layer type that was refused, with the reason.",
 	  json_only, 0, 0, CLI_COMPLETE_NONE, cli_cmd_plugins },
+	{ "run", "MODEL", "run inference on the CPU",
+	  "Compiles MODEL into a plan, binds its weights (a folder of layerName_weightType.npy files, "
+	  "or random ones), feeds its inputs from .npy or image files, runs it and prints the timing "
+	  "and a summary of every output, or writes outputs to files. Ctrl-C stops between layers.",
+	  run_options, 1, 1, CLI_COMPLETE_MODEL, cli_cmd_run },
 	{ "new", "FILE", "create an empty model",
 	  "Writes an empty model to FILE. An existing file is kept unless --force is given.",
 	  new_options, 1, 1, CLI_COMPLETE_FILE, cli_cmd_new },

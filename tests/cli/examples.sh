@@ -4,7 +4,7 @@
 . "$top_srcdir/tests/cli/lib.sh"
 
 n=0
-for m in "$top_srcdir"/examples/*.strata.json; do
+for m in "$top_srcdir"/examples/*.strata.json "$top_srcdir"/examples/*/*.strata.json; do
 	n=$((n + 1))
 	base=$(basename "$m")
 	expect 0 "$STRATA" check "$m"

@@ -1,0 +1,545 @@
+/* strata run: inference on a model, with weights and inputs from files,
+ * timing over iterations, outputs to files or a summary. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "st-engine.h"
+#include "st-io.h"
+
+static volatile sig_atomic_t interrupted;
+
+static void
+on_interrupt(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+/* Splits "name=path" (name optional when unambiguous). */
+static void
+split_binding(const char *arg, char **name, const char **path)
+{
+	const char *eq = strchr(arg, '=');
+	/* A path may hold '=' too: only a valid identifier before it is a name. */
+	if (eq != NULL) {
+		char *n = st_xstrndup(arg, (size_t)(eq - arg));
+		if (st_is_identifier(n)) {
+			*name = n;
+			*path = eq + 1;
+			return;
+		}
+		free(n);
+	}
+	*name = NULL;
+	*path = arg;
+}
+
+static bool
+has_suffix(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+	return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+static bool
+is_npy(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return has_suffix(path, ".npy");
+	char magic[6] = { 0 };
+	size_t n = fread(magic, 1, sizeof magic, f);
+	fclose(f);
+	return n == 6 && memcmp(magic, "\x93NUMPY", 6) == 0;
+}
+
+/* Reads one input file into a tensor for input i; caller frees t->data. */
+static int
+read_input(st_plan *plan, const st_graph *g, int i, const char *path, st_tensor *t, char *err,
+           size_t size)
+{
+	const st_shape *want = st_plan_input_shape(plan, i);
+	memset(t, 0, sizeof *t);
+	t->layout = ST_LAYOUT_NCHW;
+	if (is_npy(path)) {
+		st_npy a;
+		if (st_npy_read(path, &a, err, size) != 0)
+			return -1;
+		st_dtype dtype = want->dtype;
+		if (st_npy_convert(&a, dtype, err, size) != 0) {
+			st_npy_free(&a);
+			return -1;
+		}
+		/* A sample without its batch dimension gets a batch of one. */
+		t->shape.dtype = dtype;
+		if (a.rank == want->rank - 1) {
+			t->shape.rank = want->rank;
+			t->shape.dims[0] = 1;
+			memcpy(&t->shape.dims[1], a.dims, sizeof a.dims[0] * (size_t)a.rank);
+		} else {
+			t->shape.rank = a.rank;
+			memcpy(t->shape.dims, a.dims, sizeof a.dims[0] * (size_t)a.rank);
+		}
+		t->data = st_xmalloc(a.bytes ? a.bytes : 1);
+		memcpy(t->data, a.data, a.bytes);
+		st_npy_free(&a);
+		return 0;
+	}
+	/* Otherwise an image, scaled as the input layer says. */
+	const st_layer *l = st_graph_find(g, st_plan_input_name(plan, i));
+	const st_layer_desc *d = l->type->desc;
+	int scale = st_params_find(d->params, d->n_params, "image_scale");
+	int mean = st_params_find(d->params, d->n_params, "image_mean");
+	int std = st_params_find(d->params, d->n_params, "image_std");
+	if (want->rank != 4 || scale < 0 || mean < 0 || std < 0) {
+		snprintf(err, size, "%s: input '%s' is not an N x C x H x W image input; give a .npy file", path,
+		         st_plan_input_name(plan, i));
+		return -1;
+	}
+	st_image img;
+	if (st_image_read(path, &img, err, size) != 0)
+		return -1;
+	t->shape = *want;
+	int64_t bytes = st_shape_bytes(want);
+	t->data = st_xmalloc((size_t)(bytes > 0 ? bytes : 1));
+	const st_value *pv = l->params.values;
+	int rc = st_image_to_tensor(&img, want, want->dtype, pv[scale].f, pv[mean].floats, pv[mean].count,
+	                            pv[std].floats, pv[std].count, t->data, err, size);
+	st_image_free(&img);
+	if (rc != 0) {
+		free(t->data);
+		t->data = NULL;
+	}
+	return rc;
+}
+
+/* Deterministic uniform [0, 1) data for an input, from a seed. */
+static void
+random_input(const st_shape *shape, uint64_t seed, st_tensor *t)
+{
+	int64_t n = st_shape_elements(shape);
+	t->shape = *shape;
+	t->shape.dtype = ST_DTYPE_FLOAT32;
+	t->layout = ST_LAYOUT_NCHW;
+	float *x = st_xmalloc(sizeof *x * (size_t)(n ? n : 1));
+	/* The same generator as random weights, shifted from +-1 to 0..1. */
+	st_weights_random(x, n, 0, seed);
+	for (int64_t k = 0; k < n; k++)
+		x[k] = 0.5f + 0.5f * x[k];
+	t->data = x;
+}
+
+static int
+write_output(st_plan *plan, int o, const char *path, char *err, size_t size)
+{
+	const st_shape *s = st_plan_output_shape(plan, o);
+	int64_t bytes = st_shape_bytes(s);
+	void *data = st_xmalloc((size_t)(bytes > 0 ? bytes : 1));
+	st_plan_get_output(plan, o, data);
+	int rc;
+	if (has_suffix(path, ".png")) {
+		if (s->dtype != ST_DTYPE_FLOAT32 || s->rank != 4 || s->dims[0] != 1 ||
+		    (s->dims[1] != 1 && s->dims[1] != 3)) {
+			char text[128];
+			st_shape_format(s, text, sizeof text);
+			snprintf(err, size, "%s: output '%s' is %s; a PNG needs 1x1xHxW or 1x3xHxW floats", path,
+			         st_plan_output_name(plan, o), text);
+			rc = -1;
+		} else {
+			rc = st_image_write_png(path, data, (int)s->dims[1], (int)s->dims[2], (int)s->dims[3], err,
+			                        size);
+		}
+	} else {
+		rc = st_npy_write(path, s, data, err, size);
+	}
+	free(data);
+	return rc;
+}
+
+static int
+compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* A few lines about an output: its shape, range and, for scores, the top 5. */
+static void
+summarize_output(st_plan *plan, int o, cJSON *json)
+{
+	const st_shape *s = st_plan_output_shape(plan, o);
+	int64_t n = st_shape_elements(s);
+	char text[128];
+	st_shape_format(s, text, sizeof text);
+	if (s->dtype != ST_DTYPE_FLOAT32) {
+		if (json == NULL)
+			printf("output %s: %s %s\n", st_plan_output_name(plan, o), st_dtype_name(s->dtype), text);
+		return;
+	}
+	float *x = st_xmalloc(sizeof *x * (size_t)(n ? n : 1));
+	st_plan_get_output(plan, o, x);
+	double lo = INFINITY, hi = -INFINITY, sum = 0;
+	int64_t nan = 0;
+	for (int64_t i = 0; i < n; i++) {
+		if (isnan(x[i])) {
+			nan++;
+			continue;
+		}
+		lo = fmin(lo, x[i]);
+		hi = fmax(hi, x[i]);
+		sum += x[i];
+	}
+	double mean = n > nan ? sum / (double)(n - nan) : NAN;
+	/* Scores of one sample over classes: name the best ones. */
+	int top[5], n_top = 0;
+	if (s->rank == 2 && s->dims[0] == 1 && s->dims[1] >= 2) {
+		for (int k = 0; k < 5 && k < s->dims[1]; k++) {
+			int best = -1;
+			for (int64_t i = 0; i < s->dims[1]; i++) {
+				bool used = false;
+				for (int j = 0; j < n_top; j++)
+					used |= top[j] == i;
+				if (!used && !isnan(x[i]) && (best < 0 || x[i] > x[best]))
+					best = (int)i;
+			}
+			if (best < 0)
+				break;
+			top[n_top++] = best;
+		}
+	}
+	if (json != NULL) {
+		cJSON *out = cJSON_CreateObject();
+		cJSON_AddStringToObject(out, "name", st_plan_output_name(plan, o));
+		cJSON_AddStringToObject(out, "shape", text);
+		cJSON_AddNumberToObject(out, "min", lo);
+		cJSON_AddNumberToObject(out, "max", hi);
+		cJSON_AddNumberToObject(out, "mean", mean);
+		cJSON_AddNumberToObject(out, "nan", (double)nan);
+		cJSON *t = cJSON_AddArrayToObject(out, "top");
+		for (int k = 0; k < n_top; k++) {
+			cJSON *e = cJSON_CreateObject();
+			cJSON_AddNumberToObject(e, "index", top[k]);
+			cJSON_AddNumberToObject(e, "value", x[top[k]]);
+			cJSON_AddItemToArray(t, e);
+		}
+		cJSON_AddItemToArray(json, out);
+	} else {
+		printf("output %s: %s, min %.6g, max %.6g, mean %.6g%s\n", st_plan_output_name(plan, o), text, lo,
+		       hi, mean, nan ? " (has NaN)" : "");
+		if (n_top > 0) {
+			printf("  top %d:", n_top);
+			for (int k = 0; k < n_top; k++)
+				printf(" %d (%.4g)", top[k], x[top[k]]);
+			printf("\n");
+		}
+	}
+	free(x);
+}
+
+static int
+parse_count(const char *text, const char *what, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < lo || v > hi) {
+		fprintf(stderr, "strata run: %s must be an integer from %ld to %ld, not '%s'\n", what, lo, hi, text);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Resolves a path written in the model relative to the model's folder. */
+static char *
+relative_to_model(const char *model, const char *path)
+{
+	if (path[0] == '/')
+		return st_xstrdup(path);
+	const char *slash = strrchr(model, '/');
+	if (slash == NULL)
+		return st_xstrdup(path);
+	return st_xasprintf("%.*s/%s", (int)(slash - model), model, path);
+}
+
+int
+cli_cmd_run(const cli_args *a)
+{
+	const char *path = a->argv[0];
+	bool json = cli_flag(a, "json");
+	long iterations = 1, warmup = -1, threads = 0;
+	if ((cli_value(a, "iterations") &&
+	     parse_count(cli_value(a, "iterations"), "--iterations", 1, 1000000, &iterations) != 0) ||
+	    (cli_value(a, "warmup") && parse_count(cli_value(a, "warmup"), "--warmup", 0, 1000000, &warmup) != 0) ||
+	    (cli_value(a, "threads") && parse_count(cli_value(a, "threads"), "--threads", 1, 256, &threads) != 0))
+		return EXIT_USAGE;
+	if (warmup < 0)
+		warmup = iterations > 1 ? 1 : 0;
+	int format = -1;
+	if (cli_value(a, "format")) {
+		for (int f = 0; f < 4; f++) {
+			if (strcmp(cli_value(a, "format"), st_tensor_format_name((st_tensor_format)f)) == 0)
+				format = f;
+		}
+		if (format < 0) {
+			fprintf(stderr, "strata run: --format takes fp32-nchw, fp32-nhwc, fp16-nchw or fp16-nhwc, not "
+			                "'%s'\n",
+			        cli_value(a, "format"));
+			return EXIT_USAGE;
+		}
+	}
+	const char *backend = cli_value(a, "backend") ? cli_value(a, "backend") : "cpu";
+	if (strcmp(backend, "cpu") != 0 && strcmp(backend, "cuda") != 0) {
+		fprintf(stderr, "strata run: --backend takes cpu or cuda, not '%s'\n", backend);
+		return EXIT_USAGE;
+	}
+	uint64_t weight_seed = 0, input_seed = 0;
+	bool random_weights = cli_flag(a, "random-weights"), random_inputs = cli_flag(a, "random-input");
+	if (random_weights && cli_value(a, "weights")) {
+		fprintf(stderr, "strata run: give --weights or --random-weights, not both\n");
+		return EXIT_USAGE;
+	}
+	if (cli_value(a, "seed")) {
+		long v;
+		if (parse_count(cli_value(a, "seed"), "--seed", 0, 2147483647L, &v) != 0)
+			return EXIT_USAGE;
+		weight_seed = input_seed = (uint64_t)v;
+	}
+
+	st_registry *r = cli_registry();
+	st_graph *g = cli_load_model(r, path);
+	if (g == NULL) {
+		st_registry_free(r);
+		return EXIT_USAGE;
+	}
+	st_graph_check(g);
+	int rc = EXIT_OK;
+	st_plan *plan = NULL;
+	st_tensor *fed = NULL;
+	int n_fed = 0;
+	if (g->errors > 0) {
+		fprintf(stderr, "strata run: %s has %d type error%s; strata check %s lists them\n", path, g->errors,
+		        g->errors == 1 ? "" : "s", path);
+		rc = EXIT_PROBLEM;
+		goto out;
+	}
+	if (strcmp(backend, "cuda") == 0) {
+		fprintf(stderr, "strata run: the CUDA backend is not part of this build yet; use --backend cpu\n");
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	st_diag d;
+	st_diag_init(&d);
+	st_plan_options opt = { .format = format, .threads = (int)threads, .backend = backend,
+		                .cancel = &interrupted };
+	plan = st_plan_compile(g, &opt, &d);
+	st_diag_print(&d, stderr);
+	st_diag_free(&d);
+	if (plan == NULL) {
+		rc = EXIT_RUNTIME;
+		goto out;
+	}
+	if (cli_flag(a, "show-plan")) {
+		st_buf b;
+		st_buf_init(&b);
+		st_plan_describe(plan, &b);
+		fputs(b.data, stdout);
+		st_buf_free(&b);
+	}
+
+	/* Weights: the folder given, the model's own, or random. */
+	st_diag_init(&d);
+	int bound;
+	if (random_weights) {
+		bound = st_plan_bind_random_weights(plan, weight_seed, &d);
+	} else {
+		char *dir = NULL;
+		if (cli_value(a, "weights"))
+			dir = st_xstrdup(cli_value(a, "weights"));
+		else if (g->network.values[ST_NET_WEIGHTS].s[0] != '\0')
+			dir = relative_to_model(path, g->network.values[ST_NET_WEIGHTS].s);
+		bound = st_plan_bind_weights(plan, dir, &d);
+		free(dir);
+	}
+	st_diag_print(&d, stderr);
+	st_diag_free(&d);
+	if (bound != 0) {
+		rc = EXIT_USAGE;
+		goto out;
+	}
+
+	/* Inputs: named files, then random data where asked. */
+	int n_inputs = st_plan_input_count(plan);
+	fed = st_xcalloc((size_t)(n_inputs ? n_inputs : 1), sizeof *fed);
+	bool *given = st_xcalloc((size_t)(n_inputs ? n_inputs : 1), sizeof *given);
+	const char **bindings;
+	int n_bindings = cli_values(a, "input", &bindings);
+	n_fed = n_inputs;
+	for (int k = 0; k < n_bindings && rc == EXIT_OK; k++) {
+		char *name;
+		const char *file;
+		split_binding(bindings[k], &name, &file);
+		int i = name ? st_plan_input_index(plan, name) : (n_inputs == 1 ? 0 : -1);
+		if (i < 0) {
+			if (name)
+				fprintf(stderr, "strata run: the model has no input layer '%s'\n", name);
+			else
+				fprintf(stderr, "strata run: the model has %d inputs: name one, as in --input %s=%s\n",
+				        n_inputs, n_inputs ? st_plan_input_name(plan, 0) : "NAME", file);
+			rc = EXIT_USAGE;
+		} else {
+			char err[512];
+			free(fed[i].data);
+			if (read_input(plan, g, i, file, &fed[i], err, sizeof err) != 0) {
+				fprintf(stderr, "strata run: %s\n", err);
+				rc = EXIT_USAGE;
+			}
+			given[i] = true;
+		}
+		free(name);
+	}
+	for (int i = 0; i < n_inputs && rc == EXIT_OK; i++) {
+		if (given[i])
+			continue;
+		if (!random_inputs) {
+			fprintf(stderr, "strata run: input '%s' needs data: --input %s=FILE (.npy, .png, .jpg), or "
+			                "--random-input\n",
+			        st_plan_input_name(plan, i), st_plan_input_name(plan, i));
+			rc = EXIT_USAGE;
+			break;
+		}
+		random_input(st_plan_input_shape(plan, i), input_seed + 1000003u * (uint64_t)(i + 1), &fed[i]);
+	}
+	free(given);
+	for (int i = 0; i < n_inputs && rc == EXIT_OK; i++) {
+		st_diag_init(&d);
+		if (st_plan_set_input(plan, i, &fed[i], &d) != 0)
+			rc = EXIT_USAGE;
+		st_diag_print(&d, stderr);
+		st_diag_free(&d);
+	}
+	if (rc != EXIT_OK)
+		goto out;
+
+	/* Runs: warm-ups, then timed iterations; Ctrl-C stops between layers. */
+	struct sigaction sa = { .sa_handler = on_interrupt }, old_int;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	double *times = st_xcalloc((size_t)iterations, sizeof *times);
+	long done = 0;
+	bool tty = isatty(STDERR_FILENO) && !json;
+	double started = st_now();
+	for (long k = 0; k < warmup + iterations; k++) {
+		st_diag_init(&d);
+		double t0 = st_now();
+		int status = st_plan_run(plan, &d);
+		double t1 = st_now();
+		st_diag_print(&d, stderr);
+		st_diag_free(&d);
+		if (status == 1) {
+			fprintf(stderr, "%sstrata run: interrupted after %ld of %ld runs\n", tty ? "\r" : "", done,
+			        iterations);
+			rc = EXIT_RUNTIME;
+			break;
+		}
+		if (status != 0) {
+			rc = EXIT_RUNTIME;
+			break;
+		}
+		if (k >= warmup)
+			times[done++] = t1 - t0;
+		if (tty && t1 - started > 1.0 && warmup + iterations > 1)
+			fprintf(stderr, "\rrun %ld/%ld, last %.1f ms ", k + 1, warmup + iterations, (t1 - t0) * 1e3);
+	}
+	if (tty && st_now() - started > 1.0 && warmup + iterations > 1)
+		fprintf(stderr, "\r%40s\r", "");
+	sigaction(SIGINT, &old_int, NULL);
+
+	if (rc == EXIT_OK) {
+		const char **outs;
+		int n_outs = cli_values(a, "output", &outs);
+		for (int k = 0; k < n_outs && rc == EXIT_OK; k++) {
+			char *name;
+			const char *file;
+			split_binding(outs[k], &name, &file);
+			int o = -1;
+			for (int j = 0; j < st_plan_output_count(plan); j++) {
+				if (name ? strcmp(name, st_plan_output_name(plan, j)) == 0 : st_plan_output_count(plan) == 1)
+					o = j;
+			}
+			char err[512];
+			if (o < 0) {
+				fprintf(stderr, name ? "strata run: the model has no output layer '%s'\n"
+				                     : "strata run: the model has several outputs: name one, as in "
+				                       "--output NAME=FILE%s\n",
+				        name ? name : "");
+				rc = EXIT_USAGE;
+			} else if (write_output(plan, o, file, err, sizeof err) != 0) {
+				fprintf(stderr, "strata run: %s\n", err);
+				rc = EXIT_RUNTIME;
+			}
+			free(name);
+		}
+	}
+	if (rc == EXIT_OK && done > 0) {
+		double sum = 0, *sorted = st_xmalloc(sizeof *sorted * (size_t)done);
+		memcpy(sorted, times, sizeof *sorted * (size_t)done);
+		qsort(sorted, (size_t)done, sizeof *sorted, compare_double);
+		for (long k = 0; k < done; k++)
+			sum += times[k];
+		double mean = sum / (double)done, median = sorted[done / 2];
+		if (json) {
+			cJSON *root = cJSON_CreateObject();
+			cJSON_AddStringToObject(root, "model", path);
+			cJSON_AddStringToObject(root, "backend", backend);
+			cJSON_AddStringToObject(root, "format", st_tensor_format_name(st_plan_format(plan)));
+			cJSON_AddNumberToObject(root, "threads", st_plan_threads(plan));
+			cJSON_AddNumberToObject(root, "iterations", (double)done);
+			cJSON_AddNumberToObject(root, "warmup", (double)warmup);
+			cJSON_AddNumberToObject(root, "mean_ms", mean * 1e3);
+			cJSON_AddNumberToObject(root, "median_ms", median * 1e3);
+			cJSON_AddNumberToObject(root, "min_ms", sorted[0] * 1e3);
+			cJSON_AddNumberToObject(root, "max_ms", sorted[done - 1] * 1e3);
+			cJSON_AddNumberToObject(root, "arena_bytes", (double)st_plan_arena_bytes(plan));
+			cJSON_AddNumberToObject(root, "live_bound_bytes", (double)st_plan_live_bound(plan));
+			cJSON *outs = cJSON_AddArrayToObject(root, "outputs");
+			for (int o = 0; o < st_plan_output_count(plan); o++)
+				summarize_output(plan, o, outs);
+			cli_print_json(root);
+		} else {
+			for (int o = 0; o < st_plan_output_count(plan) && !cli_values(a, "output", &bindings); o++)
+				summarize_output(plan, o, NULL);
+			char arena[32], bound_text[32];
+			cli_human_bytes((double)st_plan_arena_bytes(plan), arena, sizeof arena);
+			cli_human_bytes((double)st_plan_live_bound(plan), bound_text, sizeof bound_text);
+			if (done == 1)
+				printf("run: %.2f ms", mean * 1e3);
+			else
+				printf("%ld runs after %ld warm-up%s: mean %.2f ms, median %.2f, min %.2f, max %.2f", done,
+				       warmup, warmup == 1 ? "" : "s", mean * 1e3, median * 1e3, sorted[0] * 1e3,
+				       sorted[done - 1] * 1e3);
+			printf(" · %s · %s · %d thread%s · activations %s (bound %s)\n",
+			       st_tensor_format_name(st_plan_format(plan)), backend, st_plan_threads(plan),
+			       st_plan_threads(plan) == 1 ? "" : "s", arena, bound_text);
+		}
+		free(sorted);
+	}
+	free(times);
+out:
+	for (int i = 0; i < n_fed; i++)
+		free(fed[i].data);
+	free(fed);
+	st_plan_free(plan);
+	st_graph_free(g);
+	st_registry_free(r);
+	return rc;
+}

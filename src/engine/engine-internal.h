@@ -1,0 +1,102 @@
+/* The engine's private structures, shared by engine-plan.c and engine-run.c. */
+#ifndef ENGINE_INTERNAL_H
+#define ENGINE_INTERNAL_H
+
+#include "st-engine.h"
+#include "st-io.h"
+
+/* One tensor of the plan: a layer output in the plan's format, or a
+ * converted copy. Its memory is a slice of the arena. */
+typedef struct plan_tensor {
+	st_tensor t;      /* data, logical shape (dtype = storage), layout */
+	size_t bytes;
+	size_t offset;    /* in the arena */
+	int first, last;  /* steps that write it and read it last */
+	bool pinned;      /* lives through the whole run: inputs and outputs */
+} plan_tensor;
+
+/* Per graph layer, what survives a re-plan: shapes, weights, packed state. */
+typedef struct layer_slot {
+	const st_layer *layer;
+	const st_impl_desc *impl;            /* NULL for inputs and outputs */
+	const st_activation_impl *act_impl;  /* NULL without an activation */
+	int n_outputs;
+	st_shape outputs[ST_MAX_OUTPUTS];    /* from the plan's own reshape */
+	int n_weights;
+	st_weight_desc weight_desc[ST_MAX_WEIGHTS];
+	st_npy weight_files[ST_MAX_WEIGHTS]; /* mapped files, or converted copies */
+	float *weight_random[ST_MAX_WEIGHTS];
+	st_tensor weights[ST_MAX_WEIGHTS];
+	st_npy slope_file;                   /* prelu's per-channel slope, when given */
+	const float *slope;
+	int64_t slope_count;
+	void *state;                         /* the implementation's, kept across re-plans */
+	bool prepared_once;
+	int out_tensor[ST_MAX_OUTPUTS];      /* natural tensor of each output, this plan */
+} layer_slot;
+
+typedef struct plan_step {
+	st_step_kind kind;
+	layer_slot *slot;
+	st_tensor_format format;   /* of its float tensors */
+	/* ST_STEP_LAYER */
+	int n_in, n_out;
+	int *in;                   /* tensor ids; -1 for an unlinked input */
+	int *out;
+	st_tensor *in_view;
+	st_tensor *out_view;
+	st_exec_layer L;
+	st_exec_report report;
+	/* ST_STEP_CONVERT */
+	int src, dst;
+	char what[48];
+} plan_step;
+
+struct st_plan {
+	const st_graph *graph;
+	const st_registry *registry;
+	st_plan_options opt;
+	const char *backend;
+	st_tensor_format format;
+	st_dtype float_dtype;
+	st_layout layout;
+
+	layer_slot *slots;       /* in execution order */
+	int n_slots;
+	int *input_slots;        /* slots of the input layers, file order */
+	int n_inputs;
+	st_shape *input_shapes;  /* the shapes they take now */
+	int *output_slots;       /* slots of the output layers */
+	int n_outputs;
+	st_shape *output_shapes; /* what reaches them, float as float32 */
+
+	plan_tensor *tensors;
+	int n_tensors;
+	plan_step *steps;
+	int n_steps;
+	int *output_tensor;      /* tensor feeding each output layer */
+
+	void *arena;
+	size_t arena_bytes, arena_capacity, live_bound;
+	void *scratch;
+	size_t scratch_bytes, scratch_capacity;
+
+	st_pool *pool;
+	st_exec_ctx ctx;
+	bool weights_bound;
+	bool inputs_set;
+};
+
+/* engine-plan.c */
+int plan_reshape(st_plan *p, st_diag *d);
+int plan_build(st_plan *p, st_diag *d);
+/* Runs every implementation's prepare and places the tensors (weights bound). */
+int plan_prepare(st_plan *p, st_diag *d);
+void plan_clear_steps(st_plan *p);
+bool format_is_fp16(st_tensor_format f);
+st_layout format_layout(st_tensor_format f);
+
+/* engine-run.c */
+void convert_tensor(const st_tensor *src, st_tensor *dst);
+
+#endif

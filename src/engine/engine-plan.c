@@ -1,0 +1,731 @@
+/* Compiling a graph into a plan: execution order, an implementation per
+ * layer, the format of every tensor and the conversions between formats,
+ * tensor lifetimes, and an arena that reuses memory between them. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-internal.h"
+
+#define ALIGN 64
+
+static size_t
+align_up(size_t n)
+{
+	return (n + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+bool
+format_is_fp16(st_tensor_format f)
+{
+	return f == ST_FORMAT_FP16_NCHW || f == ST_FORMAT_FP16_NHWC;
+}
+
+st_layout
+format_layout(st_tensor_format f)
+{
+	return f == ST_FORMAT_FP32_NHWC || f == ST_FORMAT_FP16_NHWC ? ST_LAYOUT_NHWC : ST_LAYOUT_NCHW;
+}
+
+static st_tensor_format
+format_of(st_dtype float_dtype, st_layout layout)
+{
+	bool half = float_dtype == ST_DTYPE_FLOAT16;
+	if (layout == ST_LAYOUT_NHWC)
+		return half ? ST_FORMAT_FP16_NHWC : ST_FORMAT_FP32_NHWC;
+	return half ? ST_FORMAT_FP16_NCHW : ST_FORMAT_FP32_NCHW;
+}
+
+static bool
+is_float(st_dtype t)
+{
+	return t == ST_DTYPE_FLOAT32 || t == ST_DTYPE_FLOAT16;
+}
+
+static int
+compare_topo(const void *a, const void *b)
+{
+	const st_layer *x = *(const st_layer *const *)a, *y = *(const st_layer *const *)b;
+	return (x->topo > y->topo) - (x->topo < y->topo);
+}
+
+/* ---- shapes ---- */
+
+/* Index of the slot holding layer l (slots are few; a map is not worth it). */
+static int
+slot_of(const st_plan *p, const st_layer *l)
+{
+	/* Slots follow execution order, and topo numbers are that order. */
+	int lo = 0, hi = p->n_slots - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		if (p->slots[mid].layer == l)
+			return mid;
+		if (p->slots[mid].layer->topo < l->topo)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	for (int i = 0; i < p->n_slots; i++) {
+		if (p->slots[i].layer == l)
+			return i;
+	}
+	return -1;
+}
+
+int
+plan_reshape(st_plan *p, st_diag *d)
+{
+	int input_no = 0;
+	for (int s = 0; s < p->n_slots; s++) {
+		layer_slot *slot = &p->slots[s];
+		const st_layer *l = slot->layer;
+		if (l->type->desc->flags & ST_LAYER_GRAPH_INPUT) {
+			slot->n_outputs = 1;
+			slot->outputs[0] = p->input_shapes[input_no++];
+			continue;
+		}
+		const st_shape *in[256];
+		if (l->n_inputs > 256) {
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "layer '%s' has more than 256 inputs", l->name);
+			return -1;
+		}
+		for (int i = 0; i < l->n_inputs; i++) {
+			st_port port = l->inputs[i];
+			in[i] = NULL;
+			if (port.layer != NULL) {
+				int src = slot_of(p, port.layer);
+				in[i] = &p->slots[src].outputs[port.output];
+			}
+		}
+		st_reshape r;
+		st_message *msgs;
+		int n_msgs;
+		st_shape outs[ST_MAX_OUTPUTS];
+		int rc = st_reshape_run(l->type, l->name, l->params.values, l->n_inputs, in, outs, &r, &msgs,
+		                        &n_msgs);
+		for (int i = 0; i < n_msgs; i++) {
+			if (msgs[i].severity == ST_SEVERITY_ERROR)
+				st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "layer '%s': %s", l->name, msgs[i].text);
+			free(msgs[i].text);
+		}
+		free(msgs);
+		if (rc != 0)
+			return -1;
+		/* Weights stay bound across sizes, so their shapes must not move. */
+		if (p->weights_bound) {
+			bool same = r.n_weights == slot->n_weights;
+			for (int i = 0; same && i < r.n_weights; i++)
+				same = st_shape_equal(&r.weights[i].shape, &slot->weight_desc[i].shape);
+			if (!same) {
+				st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
+				            "layer '%s': with these input sizes its weights would change shape; "
+				            "the model cannot take them",
+				            l->name);
+				return -1;
+			}
+		}
+		slot->n_weights = r.n_weights;
+		memcpy(slot->weight_desc, r.weights, sizeof r.weights[0] * (size_t)r.n_weights);
+		slot->n_outputs = r.n_outputs;
+		memcpy(slot->outputs, outs, sizeof outs[0] * (size_t)r.n_outputs);
+	}
+	for (int o = 0; o < p->n_outputs; o++) {
+		const st_layer *l = p->slots[p->output_slots[o]].layer;
+		st_port port = l->inputs[0];
+		st_shape s = p->slots[slot_of(p, port.layer)].outputs[port.output];
+		if (s.dtype == ST_DTYPE_FLOAT16)
+			s.dtype = ST_DTYPE_FLOAT32;
+		p->output_shapes[o] = s;
+	}
+	return 0;
+}
+
+/* ---- building steps ---- */
+
+static int
+add_tensor(st_plan *p, const st_shape *shape, st_layout layout)
+{
+	p->tensors = st_xreallocarray(p->tensors, (size_t)p->n_tensors + 1, sizeof *p->tensors);
+	plan_tensor *t = &p->tensors[p->n_tensors];
+	memset(t, 0, sizeof *t);
+	t->t.shape = *shape;
+	/* Below rank 3 the layouts coincide; calling them NCHW avoids needless conversions. */
+	t->t.layout = shape->rank >= 3 ? layout : ST_LAYOUT_NCHW;
+	int64_t bytes = st_shape_bytes(shape);
+	t->bytes = bytes > 0 ? (size_t)bytes : 0;
+	t->first = t->last = -1;
+	return p->n_tensors++;
+}
+
+static plan_step *
+add_step(st_plan *p, st_step_kind kind, layer_slot *slot)
+{
+	p->steps = st_xreallocarray(p->steps, (size_t)p->n_steps + 1, sizeof *p->steps);
+	plan_step *s = &p->steps[p->n_steps++];
+	memset(s, 0, sizeof *s);
+	s->kind = kind;
+	s->slot = slot;
+	s->src = s->dst = -1;
+	return s;
+}
+
+static void
+touch(plan_tensor *t, int step)
+{
+	if (t->first < 0)
+		t->first = step;
+	if (step > t->last)
+		t->last = step;
+}
+
+static const char *
+short_format(st_dtype dtype, st_layout layout)
+{
+	static const char *const names[2][2] = { { "fp32-nchw", "fp32-nhwc" }, { "fp16-nchw", "fp16-nhwc" } };
+	if (!is_float(dtype))
+		return layout == ST_LAYOUT_NHWC ? "nhwc" : "nchw";
+	return names[dtype == ST_DTYPE_FLOAT16][layout == ST_LAYOUT_NHWC];
+}
+
+/* A tensor id holding src converted to (dtype, layout), adding a conversion
+ * step when it is not already in that form. cache remembers conversions made
+ * for the current consumer's inputs. */
+static int
+converted(st_plan *p, int src, st_dtype dtype, st_layout layout, layer_slot *slot)
+{
+	plan_tensor *s = &p->tensors[src];
+	if (s->t.shape.rank < 3)
+		layout = ST_LAYOUT_NCHW;
+	if (s->t.shape.dtype == dtype && s->t.layout == layout)
+		return src;
+	/* Reuse an earlier conversion of the same tensor to the same form. */
+	for (int i = 0; i < p->n_steps; i++) {
+		plan_step *c = &p->steps[i];
+		if (c->kind == ST_STEP_CONVERT && c->src == src && p->tensors[c->dst].t.shape.dtype == dtype &&
+		    p->tensors[c->dst].t.layout == layout)
+			return c->dst;
+	}
+	st_shape shape = s->t.shape;
+	shape.dtype = dtype;
+	int dst = add_tensor(p, &shape, layout);
+	plan_step *c = add_step(p, ST_STEP_CONVERT, slot);
+	c->src = src;
+	c->dst = dst;
+	c->format = format_of(is_float(dtype) ? dtype : ST_DTYPE_FLOAT32, layout);
+	const plan_tensor *from = &p->tensors[src];
+	snprintf(c->what, sizeof c->what, "%s -> %s", short_format(from->t.shape.dtype, from->t.layout),
+	         short_format(dtype, layout));
+	return dst;
+}
+
+/* The float dtype and layout a layer's implementation computes in. */
+static int
+step_format(const st_plan *p, const layer_slot *slot, st_dtype *dtype, st_layout *layout, st_diag *d)
+{
+	const st_impl_desc *impl = slot->impl;
+	*layout = (impl->layouts & ST_LAYOUT_BIT(p->layout)) ? p->layout
+	          : (impl->layouts & ST_LAYOUT_BIT(ST_LAYOUT_NCHW)) ? ST_LAYOUT_NCHW
+	                                                            : ST_LAYOUT_NHWC;
+	bool wants_activation = slot->act_impl != NULL;
+	if ((impl->dtypes & ST_DTYPE_BIT(p->float_dtype)) &&
+	    !(wants_activation && p->float_dtype == ST_DTYPE_FLOAT16))
+		*dtype = p->float_dtype;
+	else if (impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT32))
+		*dtype = ST_DTYPE_FLOAT32;
+	else if (impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT16))
+		*dtype = ST_DTYPE_FLOAT16;
+	else {
+		/* An implementation for integers only: fine if no float reaches it. */
+		*dtype = ST_DTYPE_FLOAT32;
+	}
+	(void)d;
+	return 0;
+}
+
+void
+plan_clear_steps(st_plan *p)
+{
+	for (int i = 0; i < p->n_steps; i++) {
+		plan_step *s = &p->steps[i];
+		free(s->in);
+		free(s->out);
+		free(s->in_view);
+		free(s->out_view);
+	}
+	free(p->steps);
+	free(p->tensors);
+	free(p->output_tensor);
+	p->steps = NULL;
+	p->tensors = NULL;
+	p->output_tensor = NULL;
+	p->n_steps = p->n_tensors = 0;
+}
+
+/* Places tensors in the arena: largest first, each at the lowest offset
+ * where it overlaps no tensor alive at the same time. */
+static void
+plan_memory(st_plan *p)
+{
+	int n = p->n_tensors;
+	int *order = st_xmalloc(sizeof *order * (size_t)(n ? n : 1));
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	/* Insertion sort by size, larger first; ties by creation order. */
+	for (int i = 1; i < n; i++) {
+		int v = order[i], j = i - 1;
+		while (j >= 0 && p->tensors[order[j]].bytes < p->tensors[v].bytes) {
+			order[j + 1] = order[j];
+			j--;
+		}
+		order[j + 1] = v;
+	}
+	int *placed = st_xmalloc(sizeof *placed * (size_t)(n ? n : 1));
+	int n_placed = 0;
+	size_t top = 0;
+	for (int k = 0; k < n; k++) {
+		plan_tensor *t = &p->tensors[order[k]];
+		if (t->pinned)
+			t->first = 0, t->last = p->n_steps;
+		if (t->first < 0)
+			t->first = t->last = 0; /* never touched: keep a place anyway */
+		size_t offset = 0, size = align_up(t->bytes ? t->bytes : 1);
+		/* Try the gaps between overlapping neighbours, in order of offset. */
+		bool moved = true;
+		while (moved) {
+			moved = false;
+			for (int i = 0; i < n_placed; i++) {
+				const plan_tensor *o = &p->tensors[placed[i]];
+				if (o->last < t->first || o->first > t->last)
+					continue;
+				size_t o_size = align_up(o->bytes ? o->bytes : 1);
+				if (offset < o->offset + o_size && o->offset < offset + size) {
+					offset = o->offset + o_size;
+					moved = true;
+				}
+			}
+		}
+		t->offset = offset;
+		placed[n_placed++] = order[k];
+		if (offset + size > top)
+			top = offset + size;
+	}
+	p->arena_bytes = top;
+	/* The lower bound: the most bytes alive at any one step. */
+	size_t bound = 0;
+	for (int s = 0; s <= p->n_steps; s++) {
+		size_t live = 0;
+		for (int i = 0; i < n; i++) {
+			if (p->tensors[i].first <= s && p->tensors[i].last >= s)
+				live += align_up(p->tensors[i].bytes ? p->tensors[i].bytes : 1);
+		}
+		if (live > bound)
+			bound = live;
+	}
+	p->live_bound = bound;
+	free(order);
+	free(placed);
+}
+
+/* Calls every implementation's prepare and sizes the scratch area. */
+static int
+prepare_all(st_plan *p, st_diag *d)
+{
+	size_t scratch = 0;
+	for (int i = 0; i < p->n_steps; i++) {
+		plan_step *s = &p->steps[i];
+		if (s->kind != ST_STEP_LAYER)
+			continue;
+		layer_slot *slot = s->slot;
+		s->L.state = slot->state;
+		s->L.scratch_bytes = 0;
+		s->report.failed = false;
+		if (slot->impl->prepare != NULL && slot->impl->prepare(&s->L, &st_host) != 0) {
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "layer '%s': %s", slot->layer->name,
+			            s->report.failed ? s->report.text : "its implementation cannot run it");
+			slot->state = s->L.state;
+			return -1;
+		}
+		slot->state = s->L.state;
+		slot->prepared_once = true;
+		if (s->L.scratch_bytes > scratch)
+			scratch = s->L.scratch_bytes;
+	}
+	p->scratch_bytes = align_up(scratch);
+	return 0;
+}
+
+/* (Re)allocates the arena and scratch, and points every view at its memory. */
+static void
+place_views(st_plan *p)
+{
+	if (p->arena_bytes > p->arena_capacity) {
+		free(p->arena);
+		p->arena = aligned_alloc(ALIGN, p->arena_bytes);
+		if (p->arena == NULL) {
+			fprintf(stderr, "strata: out of memory (an arena of %zu bytes)\n", p->arena_bytes);
+			abort();
+		}
+		p->arena_capacity = p->arena_bytes;
+	}
+	if (p->scratch_bytes > p->scratch_capacity) {
+		free(p->scratch);
+		p->scratch = aligned_alloc(ALIGN, p->scratch_bytes);
+		if (p->scratch == NULL) {
+			fprintf(stderr, "strata: out of memory (scratch of %zu bytes)\n", p->scratch_bytes);
+			abort();
+		}
+		p->scratch_capacity = p->scratch_bytes;
+	}
+	for (int i = 0; i < p->n_tensors; i++)
+		p->tensors[i].t.data = (char *)p->arena + p->tensors[i].offset;
+	for (int i = 0; i < p->n_steps; i++) {
+		plan_step *s = &p->steps[i];
+		if (s->kind != ST_STEP_LAYER)
+			continue;
+		for (int k = 0; k < s->n_in; k++) {
+			if (s->in[k] >= 0)
+				s->in_view[k] = p->tensors[s->in[k]].t;
+			else
+				memset(&s->in_view[k], 0, sizeof s->in_view[k]);
+		}
+		for (int k = 0; k < s->n_out; k++)
+			s->out_view[k] = p->tensors[s->out[k]].t;
+		s->L.scratch = p->scratch;
+	}
+}
+
+int
+plan_build(st_plan *p, st_diag *d)
+{
+	plan_clear_steps(p);
+	for (int s = 0; s < p->n_slots; s++) {
+		layer_slot *slot = &p->slots[s];
+		const st_layer *l = slot->layer;
+		unsigned flags = l->type->desc->flags;
+		if (flags & ST_LAYER_GRAPH_OUTPUT)
+			continue;
+		if (flags & ST_LAYER_GRAPH_INPUT) {
+			/* Inputs arrive in the plan's format and stay for the whole run. */
+			st_shape shape = slot->outputs[0];
+			if (is_float(shape.dtype))
+				shape.dtype = p->float_dtype;
+			int t = add_tensor(p, &shape, p->layout);
+			p->tensors[t].pinned = true;
+			slot->out_tensor[0] = t;
+			plan_step *st = add_step(p, ST_STEP_FEED, slot);
+			st->format = p->format;
+			continue;
+		}
+		st_dtype fdtype;
+		st_layout layout;
+		if (step_format(p, slot, &fdtype, &layout, d) != 0)
+			return -1;
+		const st_impl_desc *impl = slot->impl;
+		int n_in = l->n_inputs, n_out = slot->n_outputs;
+		int *in = st_xcalloc((size_t)(n_in ? n_in : 1), sizeof *in);
+		for (int k = 0; k < n_in; k++) {
+			st_port port = l->inputs[k];
+			if (port.layer == NULL) {
+				in[k] = -1;
+				continue;
+			}
+			int src = p->slots[slot_of(p, port.layer)].out_tensor[port.output];
+			st_dtype want = p->tensors[src].t.shape.dtype;
+			if (is_float(want))
+				want = fdtype;
+			if (!(impl->dtypes & ST_DTYPE_BIT(want))) {
+				st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
+				            "layer '%s': the %s implementation of %s does not take %s tensors",
+				            l->name, p->backend, l->type->desc->name, st_dtype_name(want));
+				free(in);
+				return -1;
+			}
+			in[k] = converted(p, src, want, layout, slot);
+		}
+		plan_step *st = add_step(p, ST_STEP_LAYER, slot);
+		st->format = format_of(fdtype, layout);
+		st->n_in = n_in;
+		st->in = in;
+		st->n_out = n_out;
+		st->out = st_xcalloc((size_t)(n_out ? n_out : 1), sizeof *st->out);
+		for (int k = 0; k < n_out; k++) {
+			st_shape shape = slot->outputs[k];
+			if (is_float(shape.dtype))
+				shape.dtype = fdtype;
+			st->out[k] = add_tensor(p, &shape, layout);
+		}
+		int step_index = p->n_steps - 1;
+		/* Outputs go on in the plan's format: FP16 storage between layers. */
+		for (int k = 0; k < n_out; k++) {
+			st_dtype natural = p->tensors[st->out[k]].t.shape.dtype;
+			if (is_float(natural))
+				natural = p->float_dtype;
+			slot->out_tensor[k] = converted(p, p->steps[step_index].out[k], natural, p->layout, slot);
+		}
+		st = &p->steps[step_index]; /* adding conversions may have moved the steps */
+		st->in_view = st_xcalloc((size_t)(n_in ? n_in : 1), sizeof *st->in_view);
+		st->out_view = st_xcalloc((size_t)(n_out ? n_out : 1), sizeof *st->out_view);
+		st_exec_layer *L = &st->L;
+		L->name = l->name;
+		L->desc = l->type->desc;
+		L->params = l->params.values;
+		L->n_inputs = n_in;
+		L->inputs = st->in_view;
+		L->n_outputs = n_out;
+		L->outputs = st->out_view;
+		L->n_weights = slot->n_weights;
+		L->weights = slot->weights;
+		L->act = l->act.type ? l->act.type->desc : NULL;
+		L->act_params = l->act.type ? l->act.coef.values : NULL;
+		L->state = slot->state;
+	}
+	/* Lifetimes, now that every step has its place. */
+	for (int i = 0; i < p->n_steps; i++) {
+		plan_step *s = &p->steps[i];
+		if (s->kind == ST_STEP_LAYER) {
+			for (int k = 0; k < s->n_in; k++) {
+				if (s->in[k] >= 0)
+					touch(&p->tensors[s->in[k]], i);
+			}
+			for (int k = 0; k < s->n_out; k++)
+				touch(&p->tensors[s->out[k]], i);
+			/* report lives in the step, which may have moved while building */
+			s->L.host_private = &s->report;
+		} else if (s->kind == ST_STEP_CONVERT) {
+			touch(&p->tensors[s->src], i);
+			touch(&p->tensors[s->dst], i);
+		} else {
+			touch(&p->tensors[s->slot->out_tensor[0]], i);
+		}
+	}
+	p->output_tensor = st_xcalloc((size_t)(p->n_outputs ? p->n_outputs : 1), sizeof *p->output_tensor);
+	for (int o = 0; o < p->n_outputs; o++) {
+		const st_layer *l = p->slots[p->output_slots[o]].layer;
+		st_port port = l->inputs[0];
+		int t = p->slots[slot_of(p, port.layer)].out_tensor[port.output];
+		p->tensors[t].pinned = true;
+		p->output_tensor[o] = t;
+	}
+	plan_memory(p);
+	if (p->weights_bound && prepare_all(p, d) != 0)
+		return -1;
+	place_views(p);
+	return 0;
+}
+
+int
+plan_prepare(st_plan *p, st_diag *d)
+{
+	if (prepare_all(p, d) != 0)
+		return -1;
+	place_views(p);
+	return 0;
+}
+
+/* ---- compiling ---- */
+
+st_plan *
+st_plan_compile(const st_graph *g, const st_plan_options *opt, st_diag *d)
+{
+	if (!g->checked) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "the model was not type-checked");
+		return NULL;
+	}
+	if (g->errors > 0) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "the model has %d type error%s; strata check lists them",
+		            g->errors, g->errors == 1 ? "" : "s");
+		return NULL;
+	}
+	st_plan *p = st_xcalloc(1, sizeof *p);
+	p->graph = g;
+	p->registry = g->registry;
+	if (opt != NULL)
+		p->opt = *opt;
+	else
+		p->opt.format = -1;
+	p->backend = p->opt.backend ? p->opt.backend : "cpu";
+	p->format = p->opt.format >= 0 ? (st_tensor_format)p->opt.format
+	                               : (st_tensor_format)g->network.values[ST_NET_TENSOR_FORMAT].i;
+	p->float_dtype = format_is_fp16(p->format) ? ST_DTYPE_FLOAT16 : ST_DTYPE_FLOAT32;
+	p->layout = format_layout(p->format);
+	if (strcmp(p->backend, "cpu") != 0) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "the %s backend is not available in this build",
+		            p->backend);
+		free(p);
+		return NULL;
+	}
+
+	/* Execution order: the checker's topological order. */
+	const st_layer **order = st_xmalloc(sizeof *order * (size_t)(g->n_layers ? g->n_layers : 1));
+	for (int i = 0; i < g->n_layers; i++)
+		order[i] = g->layers[i];
+	qsort(order, (size_t)g->n_layers, sizeof *order, compare_topo);
+	p->n_slots = g->n_layers;
+	p->slots = st_xcalloc((size_t)(p->n_slots ? p->n_slots : 1), sizeof *p->slots);
+	int failures = 0;
+	for (int i = 0; i < g->n_layers; i++) {
+		const st_layer *l = order[i];
+		layer_slot *slot = &p->slots[i];
+		slot->layer = l;
+		unsigned flags = l->type->desc->flags;
+		if (flags & ST_LAYER_GRAPH_INPUT) {
+			p->input_slots = st_xreallocarray(p->input_slots, (size_t)p->n_inputs + 1, sizeof(int));
+			p->input_slots[p->n_inputs++] = i;
+		} else if (flags & ST_LAYER_GRAPH_OUTPUT) {
+			p->output_slots = st_xreallocarray(p->output_slots, (size_t)p->n_outputs + 1, sizeof(int));
+			p->output_slots[p->n_outputs++] = i;
+		} else {
+			slot->impl = st_registry_find_impl(p->registry, l->type->desc->name, p->backend);
+			if (slot->impl == NULL) {
+				st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
+				            "layer '%s': no loaded plugin implements %s on the %s backend", l->name,
+				            l->type->desc->name, p->backend);
+				failures++;
+			}
+		}
+		if (l->act.type != NULL) {
+			slot->act_impl = st_registry_find_activation_impl(p->registry, l->act.type->desc->name);
+			if (slot->act_impl == NULL) {
+				st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
+				            "layer '%s': no loaded plugin computes the activation %s", l->name,
+				            l->act.type->desc->name);
+				failures++;
+			}
+		}
+	}
+	free(order);
+	if (p->n_outputs == 0 && failures == 0)
+		st_diag_add(d, ST_SEVERITY_WARNING, NULL, 0, 0,
+		            "the model has no output layer: the run computes nothing anyone can read");
+	p->input_shapes = st_xcalloc((size_t)(p->n_inputs ? p->n_inputs : 1), sizeof *p->input_shapes);
+	for (int i = 0; i < p->n_inputs; i++)
+		p->input_shapes[i] = p->slots[p->input_slots[i]].layer->outputs[0];
+	p->output_shapes = st_xcalloc((size_t)(p->n_outputs ? p->n_outputs : 1), sizeof *p->output_shapes);
+	if (failures > 0 || plan_reshape(p, d) != 0 || plan_build(p, d) != 0) {
+		st_plan_free(p);
+		return NULL;
+	}
+	p->pool = st_pool_new(p->opt.threads);
+	st_pool_context(p->pool, &p->ctx);
+	return p;
+}
+
+void
+st_plan_free(st_plan *p)
+{
+	if (p == NULL)
+		return;
+	for (int s = 0; s < p->n_slots; s++) {
+		layer_slot *slot = &p->slots[s];
+		if (slot->impl && slot->impl->release && slot->state) {
+			st_exec_layer L = { .name = slot->layer->name, .desc = slot->layer->type->desc,
+				            .params = slot->layer->params.values, .state = slot->state };
+			slot->impl->release(&L);
+		}
+		for (int w = 0; w < ST_MAX_WEIGHTS; w++) {
+			st_npy_free(&slot->weight_files[w]);
+			free(slot->weight_random[w]);
+		}
+		st_npy_free(&slot->slope_file);
+	}
+	plan_clear_steps(p);
+	free(p->slots);
+	free(p->input_slots);
+	free(p->input_shapes);
+	free(p->output_slots);
+	free(p->output_shapes);
+	free(p->arena);
+	free(p->scratch);
+	st_pool_free(p->pool);
+	free(p);
+}
+
+/* ---- what a plan tells ---- */
+
+int
+st_plan_step_count(const st_plan *p)
+{
+	return p->n_steps;
+}
+
+void
+st_plan_step(const st_plan *p, int i, st_step_info *out)
+{
+	const plan_step *s = &p->steps[i];
+	out->kind = s->kind;
+	out->layer = s->slot ? s->slot->layer : NULL;
+	out->format = s->format;
+	out->scratch_bytes = s->kind == ST_STEP_LAYER ? s->L.scratch_bytes : 0;
+	if (s->kind == ST_STEP_CONVERT)
+		out->what = s->what;
+	else
+		out->what = s->slot->layer->type->desc->name;
+}
+
+size_t
+st_plan_arena_bytes(const st_plan *p)
+{
+	return p->arena_bytes;
+}
+
+size_t
+st_plan_live_bound(const st_plan *p)
+{
+	return p->live_bound;
+}
+
+size_t
+st_plan_scratch_bytes(const st_plan *p)
+{
+	return p->scratch_bytes;
+}
+
+st_tensor_format
+st_plan_format(const st_plan *p)
+{
+	return p->format;
+}
+
+int
+st_plan_threads(const st_plan *p)
+{
+	return st_pool_threads(p->pool);
+}
+
+void
+st_plan_describe(const st_plan *p, st_buf *out)
+{
+	int conversions = 0;
+	for (int i = 0; i < p->n_steps; i++)
+		conversions += p->steps[i].kind == ST_STEP_CONVERT;
+	st_buf_printf(out, "plan: %d steps (%d conversions), format %s, backend %s, %d thread%s\n",
+	              p->n_steps, conversions, st_tensor_format_name(p->format), p->backend,
+	              st_pool_threads(p->pool), st_pool_threads(p->pool) == 1 ? "" : "s");
+	for (int i = 0; i < p->n_steps; i++) {
+		const plan_step *s = &p->steps[i];
+		const char *name = s->slot->layer->name;
+		switch (s->kind) {
+		case ST_STEP_FEED:
+			st_buf_printf(out, "  %3d  %-24s input, %s\n", i, name, st_tensor_format_name(s->format));
+			break;
+		case ST_STEP_CONVERT:
+			st_buf_printf(out, "  %3d  %-24s convert %s\n", i, name, s->what);
+			break;
+		case ST_STEP_LAYER:
+			st_buf_printf(out, "  %3d  %-24s %s, %s", i, name, s->slot->layer->type->desc->name,
+			              st_tensor_format_name(s->format));
+			if (s->slot->act_impl)
+				st_buf_printf(out, " + %s", s->slot->layer->act.type->desc->name);
+			if (s->L.scratch_bytes)
+				st_buf_printf(out, ", scratch %zu B", s->L.scratch_bytes);
+			st_buf_putc(out, '\n');
+			break;
+		}
+	}
+	st_buf_printf(out, "memory: arena %zu bytes for %d tensors (the live tensors never exceed %zu), "
+	                   "scratch %zu bytes\n",
+	              p->arena_bytes, p->n_tensors, p->live_bound, p->scratch_bytes);
+}

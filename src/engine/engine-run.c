@@ -1,0 +1,415 @@
+/* Running a plan: weights bound once, inputs copied in (re-planning when
+ * their size changes), every step executed, outputs copied out. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-internal.h"
+
+/* ---- conversions between dtypes and layouts ---- */
+
+static double
+read_element(const void *data, st_dtype t, int64_t i)
+{
+	switch (t) {
+	case ST_DTYPE_FLOAT32:
+		return ((const float *)data)[i];
+	case ST_DTYPE_FLOAT16:
+		return st_half_to_float(((const uint16_t *)data)[i]);
+	case ST_DTYPE_INT64:
+		return (double)((const int64_t *)data)[i];
+	case ST_DTYPE_INT32:
+		return ((const int32_t *)data)[i];
+	case ST_DTYPE_INT8:
+		return ((const int8_t *)data)[i];
+	case ST_DTYPE_UINT8:
+	case ST_DTYPE_BOOL:
+		return ((const uint8_t *)data)[i];
+	default:
+		return 0;
+	}
+}
+
+static void
+write_element(void *data, st_dtype t, int64_t i, double v)
+{
+	switch (t) {
+	case ST_DTYPE_FLOAT32:
+		((float *)data)[i] = (float)v;
+		break;
+	case ST_DTYPE_FLOAT16:
+		((uint16_t *)data)[i] = st_float_to_half((float)v);
+		break;
+	case ST_DTYPE_INT64:
+		((int64_t *)data)[i] = (int64_t)v;
+		break;
+	case ST_DTYPE_INT32:
+		((int32_t *)data)[i] = (int32_t)v;
+		break;
+	case ST_DTYPE_INT8:
+		((int8_t *)data)[i] = (int8_t)v;
+		break;
+	case ST_DTYPE_UINT8:
+		((uint8_t *)data)[i] = (uint8_t)v;
+		break;
+	case ST_DTYPE_BOOL:
+		((uint8_t *)data)[i] = v != 0;
+		break;
+	default:
+		break;
+	}
+}
+
+/* Index in NCHW order of the element that sits at position i of an NHWC
+ * tensor of shape s (rank >= 3). */
+static int64_t
+nhwc_to_nchw_index(const st_shape *s, int64_t i)
+{
+	int r = s->rank;
+	int64_t c = i % s->dims[1];
+	int64_t rest = i / s->dims[1]; /* n and spatial, row-major */
+	int64_t spatial = 1;
+	for (int k = 2; k < r; k++)
+		spatial *= s->dims[k];
+	int64_t n = rest / spatial, pos = rest % spatial;
+	return (n * s->dims[1] + c) * spatial + pos;
+}
+
+void
+convert_tensor(const st_tensor *src, st_tensor *dst)
+{
+	int64_t n = st_shape_elements(&src->shape);
+	bool same_layout = src->layout == dst->layout || src->shape.rank < 3;
+	st_dtype a = src->shape.dtype, b = dst->shape.dtype;
+	if (same_layout && a == b) {
+		memcpy(dst->data, src->data, (size_t)st_shape_bytes(&src->shape));
+		return;
+	}
+	if (same_layout && a == ST_DTYPE_FLOAT32 && b == ST_DTYPE_FLOAT16) {
+		const float *x = src->data;
+		uint16_t *y = dst->data;
+		for (int64_t i = 0; i < n; i++)
+			y[i] = st_float_to_half(x[i]);
+		return;
+	}
+	if (same_layout && a == ST_DTYPE_FLOAT16 && b == ST_DTYPE_FLOAT32) {
+		const uint16_t *x = src->data;
+		float *y = dst->data;
+		for (int64_t i = 0; i < n; i++)
+			y[i] = st_half_to_float(x[i]);
+		return;
+	}
+	/* The general case, element by element. */
+	for (int64_t i = 0; i < n; i++) {
+		int64_t si = i, di = i;
+		if (!same_layout) {
+			/* Walk the destination in order; find where each element comes from. */
+			if (dst->layout == ST_LAYOUT_NHWC)
+				si = nhwc_to_nchw_index(&dst->shape, i);
+			else {
+				/* dst NCHW, src NHWC: invert by walking the source instead. */
+				di = nhwc_to_nchw_index(&src->shape, i);
+			}
+		}
+		write_element(dst->data, b, di, read_element(src->data, a, si));
+	}
+}
+
+/* ---- weights ---- */
+
+static int
+bind_slot_weights(layer_slot *slot, st_weights *dir, bool random, uint64_t seed, st_diag *d)
+{
+	const st_layer *l = slot->layer;
+	int failures = 0;
+	for (int w = 0; w < slot->n_weights; w++) {
+		const st_weight_desc *wd = &slot->weight_desc[w];
+		st_npy_free(&slot->weight_files[w]);
+		free(slot->weight_random[w]);
+		slot->weight_random[w] = NULL;
+		st_tensor *t = &slot->weights[w];
+		memset(t, 0, sizeof *t);
+		t->shape = wd->shape;
+		t->shape.dtype = ST_DTYPE_FLOAT32;
+		t->layout = ST_LAYOUT_NCHW;
+		if (random) {
+			int64_t n = st_shape_elements(&t->shape);
+			/* Fan-in: everything but the leading (output) dimension. */
+			int64_t fan_in = t->shape.rank > 1 ? n / (t->shape.dims[0] ? t->shape.dims[0] : 1) : 0;
+			float *data = st_xmalloc(sizeof *data * (size_t)(n ? n : 1));
+			st_weights_random(data, n, fan_in, st_weights_random_seed(l->name, wd->name, seed));
+			/* Normalisation statistics need sensible values, not noise. */
+			if (strcmp(wd->name, "variance") == 0 || strcmp(wd->name, "scale") == 0) {
+				for (int64_t i = 0; i < n; i++)
+					data[i] = 1.0f + 0.1f * data[i];
+			}
+			slot->weight_random[w] = data;
+			t->data = data;
+			continue;
+		}
+		char err[512];
+		int rc = st_weights_load(dir, l->name, wd->name, &t->shape, wd->optional, &slot->weight_files[w],
+		                         err, sizeof err);
+		if (rc < 0) {
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "layer '%s': %s", l->name, err);
+			failures++;
+		} else if (rc == 0) {
+			t->data = (void *)slot->weight_files[w].data;
+		}
+	}
+	/* prelu reads an optional per-channel slope beside the layer's weights. */
+	slot->slope = NULL;
+	if (!random && dir != NULL && l->act.type != NULL && strcmp(l->act.type->desc->name, "prelu") == 0 &&
+	    slot->n_outputs > 0 && slot->outputs[0].rank >= 2) {
+		st_shape want = { .dtype = ST_DTYPE_FLOAT32, .rank = 1, .dims = { slot->outputs[0].dims[1] } };
+		char err[512];
+		st_npy_free(&slot->slope_file);
+		int rc = st_weights_load(dir, l->name, "prelu_slope", &want, true, &slot->slope_file, err,
+		                         sizeof err);
+		if (rc < 0) {
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "layer '%s': %s", l->name, err);
+			failures++;
+		} else if (rc == 0) {
+			slot->slope = slot->slope_file.data;
+			slot->slope_count = want.dims[0];
+		}
+	}
+	return failures ? -1 : 0;
+}
+
+static int
+bind(st_plan *p, const char *dir_path, bool random, uint64_t seed, st_diag *d)
+{
+	st_weights *dir = NULL;
+	bool needs_files = false;
+	for (int s = 0; s < p->n_slots && !random; s++)
+		needs_files |= p->slots[s].n_weights > 0;
+	if (!random && needs_files) {
+		if (dir_path == NULL || *dir_path == '\0') {
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
+			            "the model has weights but no weights folder: give one (strata run --weights "
+			            "DIR, or the network's 'weights' setting) or use random weights");
+			return -1;
+		}
+		char err[512];
+		dir = st_weights_open(dir_path, err, sizeof err);
+		if (dir == NULL) {
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "%s", err);
+			return -1;
+		}
+	}
+	int failures = 0;
+	for (int s = 0; s < p->n_slots; s++) {
+		if (bind_slot_weights(&p->slots[s], dir, random, seed, d) != 0)
+			failures++;
+	}
+	st_weights_close(dir);
+	if (failures > 0)
+		return -1;
+	p->weights_bound = true;
+	return plan_prepare(p, d);
+}
+
+int
+st_plan_bind_weights(st_plan *p, const char *dir, st_diag *d)
+{
+	return bind(p, dir, false, 0, d);
+}
+
+int
+st_plan_bind_random_weights(st_plan *p, uint64_t seed, st_diag *d)
+{
+	return bind(p, NULL, true, seed, d);
+}
+
+/* ---- inputs and outputs ---- */
+
+int
+st_plan_input_count(const st_plan *p)
+{
+	return p->n_inputs;
+}
+
+const char *
+st_plan_input_name(const st_plan *p, int i)
+{
+	return p->slots[p->input_slots[i]].layer->name;
+}
+
+int
+st_plan_input_index(const st_plan *p, const char *name)
+{
+	for (int i = 0; i < p->n_inputs; i++) {
+		if (strcmp(st_plan_input_name(p, i), name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+const st_shape *
+st_plan_input_shape(const st_plan *p, int i)
+{
+	return &p->input_shapes[i];
+}
+
+int
+st_plan_set_input(st_plan *p, int i, const st_tensor *t, st_diag *d)
+{
+	const char *name = st_plan_input_name(p, i);
+	st_shape want = p->input_shapes[i];
+	bool same_dims = want.rank == t->shape.rank;
+	for (int k = 0; same_dims && k < want.rank; k++)
+		same_dims = want.dims[k] == t->shape.dims[k];
+	if (!same_dims) {
+		/* A new size: shapes flow again; weights and packed state stay. */
+		if (want.rank != t->shape.rank) {
+			char a[128], b[128];
+			st_shape_format(&want, a, sizeof a);
+			st_shape_format(&t->shape, b, sizeof b);
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
+			            "input '%s' takes %s (rank %d); the data given is %s (rank %d)", name, a,
+			            want.rank, b, t->shape.rank);
+			return -1;
+		}
+		st_shape old = p->input_shapes[i];
+		memcpy(p->input_shapes[i].dims, t->shape.dims, sizeof t->shape.dims);
+		if (plan_reshape(p, d) != 0 || plan_build(p, d) != 0) {
+			p->input_shapes[i] = old;
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "input '%s': the model cannot take this size",
+			            name);
+			/* Back to the size that worked. */
+			st_diag scratch;
+			st_diag_init(&scratch);
+			if (plan_reshape(p, &scratch) == 0)
+				plan_build(p, &scratch);
+			st_diag_free(&scratch);
+			return -1;
+		}
+	}
+	bool int_in = !(t->shape.dtype == ST_DTYPE_FLOAT32 || t->shape.dtype == ST_DTYPE_FLOAT16);
+	bool int_want = !(want.dtype == ST_DTYPE_FLOAT32 || want.dtype == ST_DTYPE_FLOAT16);
+	if (int_want && !int_in) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "input '%s' takes %s; floating-point data was given",
+		            name, st_dtype_name(want.dtype));
+		return -1;
+	}
+	plan_tensor *dst = &p->tensors[p->slots[p->input_slots[i]].out_tensor[0]];
+	st_tensor src = *t;
+	src.layout = ST_LAYOUT_NCHW;
+	convert_tensor(&src, &dst->t);
+	p->inputs_set = true;
+	return 0;
+}
+
+int
+st_plan_output_count(const st_plan *p)
+{
+	return p->n_outputs;
+}
+
+const char *
+st_plan_output_name(const st_plan *p, int i)
+{
+	return p->slots[p->output_slots[i]].layer->name;
+}
+
+const st_shape *
+st_plan_output_shape(const st_plan *p, int i)
+{
+	return &p->output_shapes[i];
+}
+
+void
+st_plan_get_output(const st_plan *p, int i, void *out)
+{
+	const plan_tensor *src = &p->tensors[p->output_tensor[i]];
+	st_tensor dst = { .data = out, .shape = p->output_shapes[i], .layout = ST_LAYOUT_NCHW };
+	convert_tensor(&src->t, &dst);
+}
+
+/* ---- running ---- */
+
+/* Applies an attached activation to a step's first output (float32). */
+typedef struct activation_job {
+	const st_activation_impl *impl;
+	const st_value *coef;
+	float *x;
+	int64_t per_channel; /* elements per (sample, channel) run in NCHW */
+	int64_t channels;
+	const float *slope;
+} activation_job;
+
+static void
+activation_range(void *arg, int64_t begin, int64_t end)
+{
+	activation_job *j = arg;
+	if (j->slope == NULL) {
+		j->impl->apply(j->coef, j->x + begin, end - begin, NULL, 0);
+		return;
+	}
+	/* Channel runs: [begin, end) counts runs of one channel of one sample. */
+	for (int64_t r = begin; r < end; r++)
+		j->impl->apply(j->coef, j->x + r * j->per_channel, j->per_channel, &j->slope[r % j->channels], 0);
+}
+
+static void
+apply_activation(st_plan *p, plan_step *s)
+{
+	layer_slot *slot = s->slot;
+	st_tensor *out = &s->out_view[0];
+	int64_t n = st_shape_elements(&out->shape);
+	activation_job j = { .impl = slot->act_impl, .coef = s->L.act_params, .x = out->data };
+	if (slot->slope != NULL && out->shape.rank >= 2) {
+		j.channels = out->shape.dims[1];
+		j.per_channel = n / (out->shape.dims[0] * j.channels);
+		j.slope = slot->slope;
+		if (out->layout == ST_LAYOUT_NHWC && out->shape.rank >= 3) {
+			/* Channels last: each pixel is one run over all channels. */
+			for (int64_t px = 0; px < n / j.channels; px++)
+				j.impl->apply(j.coef, j.x + px * j.channels, j.channels, j.slope, 1);
+			return;
+		}
+		p->ctx.parallel_for(&p->ctx, n / j.per_channel, 1, activation_range, &j);
+		return;
+	}
+	p->ctx.parallel_for(&p->ctx, n, 16384, activation_range, &j);
+}
+
+int
+st_plan_run(st_plan *p, st_diag *d)
+{
+	if (!p->weights_bound) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "bind weights (or random weights) before running");
+		return -1;
+	}
+	if (p->n_inputs > 0 && !p->inputs_set) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "set the inputs before running");
+		return -1;
+	}
+	for (int i = 0; i < p->n_steps; i++) {
+		if (p->opt.cancel != NULL && *p->opt.cancel)
+			return 1;
+		plan_step *s = &p->steps[i];
+		switch (s->kind) {
+		case ST_STEP_FEED:
+			break;
+		case ST_STEP_CONVERT:
+			convert_tensor(&p->tensors[s->src].t, &p->tensors[s->dst].t);
+			break;
+		case ST_STEP_LAYER:
+			s->report.failed = false;
+			if (s->slot->impl->run(&s->L, &p->ctx) != 0) {
+				st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "layer '%s': %s", s->slot->layer->name,
+				            s->report.failed ? s->report.text : "its implementation failed");
+				return -1;
+			}
+			if (s->slot->act_impl != NULL && !(s->slot->impl->flags & ST_IMPL_FUSES_ACTIVATION))
+				apply_activation(p, s);
+			break;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,102 @@
+/* The engine: a type-checked graph compiled into a plan (order, formats,
+ * conversions, memory), bound to weights, and executed on a backend. */
+#ifndef ST_ENGINE_H
+#define ST_ENGINE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "st-core.h"
+
+typedef struct st_plan st_plan;
+typedef struct st_pool st_pool;
+
+typedef struct st_plan_options {
+	int format;          /* an st_tensor_format, or -1 for the network's default */
+	int threads;         /* worker threads; 0 = every core */
+	const char *backend; /* "cpu" (NULL = "cpu") */
+	/* Set from a signal handler to stop a run between layers. */
+	volatile sig_atomic_t *cancel;
+} st_plan_options;
+
+/* What a plan step is. */
+typedef enum st_step_kind {
+	ST_STEP_LAYER,   /* a layer's implementation */
+	ST_STEP_CONVERT, /* a dtype or layout conversion the plan inserted */
+	ST_STEP_FEED     /* an input layer: data the caller set */
+} st_step_kind;
+
+/* A read-only view of one step, for listings and reports. */
+typedef struct st_step_info {
+	st_step_kind kind;
+	const st_layer *layer; /* the layer it belongs to (a conversion's consumer or producer) */
+	const char *what;      /* "convolution", or "fp16-nhwc -> fp32-nchw" */
+	st_tensor_format format; /* the format its float tensors have */
+	size_t scratch_bytes;
+} st_step_info;
+
+/* ---- engine-plan.c ---- */
+
+/* Compiles a graph that type-checks without errors. The graph must outlive
+ * the plan and not change while it exists. Returns NULL with the reasons in
+ * d (a layer without an implementation for the backend, a type error).
+ * Caller frees with st_plan_free. */
+st_plan *st_plan_compile(const st_graph *g, const st_plan_options *opt, st_diag *d);
+void st_plan_free(st_plan *p);
+
+int st_plan_step_count(const st_plan *p);
+void st_plan_step(const st_plan *p, int i, st_step_info *out);
+/* Bytes of the activation arena, and the lower bound: the most bytes live at
+ * one time in the largest set of simultaneously live tensors. */
+size_t st_plan_arena_bytes(const st_plan *p);
+size_t st_plan_live_bound(const st_plan *p);
+size_t st_plan_scratch_bytes(const st_plan *p);
+st_tensor_format st_plan_format(const st_plan *p);
+int st_plan_threads(const st_plan *p);
+/* Appends a human listing of the plan: steps, conversions, memory. */
+void st_plan_describe(const st_plan *p, st_buf *out);
+
+/* ---- engine-run.c ---- */
+
+/* Weights from a folder of layerName_weightType.npy files (memory-mapped).
+ * Every missing or mismatched file is reported; returns -1 if any. */
+int st_plan_bind_weights(st_plan *p, const char *dir, st_diag *d);
+/* Deterministic random weights (uniform in +-1/sqrt(fan-in), per tensor
+ * seeded by its names and seed): for profiling untrained designs. */
+int st_plan_bind_random_weights(st_plan *p, uint64_t seed, st_diag *d);
+
+int st_plan_input_count(const st_plan *p);
+const char *st_plan_input_name(const st_plan *p, int i);
+/* Index of the input layer called name, or -1. */
+int st_plan_input_index(const st_plan *p, const char *name);
+/* The shape (and dtype) the input takes now. */
+const st_shape *st_plan_input_shape(const st_plan *p, int i);
+/* Copies t (NCHW, any dtype convertible to the input's) into input i. A
+ * different shape re-plans for it (dynamic sizes); weights stay bound. */
+int st_plan_set_input(st_plan *p, int i, const st_tensor *t, st_diag *d);
+
+/* Runs every step once. Returns 0, -1 on failure (reason in d), or 1 when
+ * cancelled through the options' flag. */
+int st_plan_run(st_plan *p, st_diag *d);
+
+int st_plan_output_count(const st_plan *p);
+const char *st_plan_output_name(const st_plan *p, int i);
+/* The output's shape; dtype float32 for float outputs, whatever the format. */
+const st_shape *st_plan_output_shape(const st_plan *p, int i);
+/* Copies output i into out (NCHW; float outputs as float32). */
+void st_plan_get_output(const st_plan *p, int i, void *out);
+
+/* ---- cpu-pool.c ---- */
+
+/* A pool of n threads (the caller counts as one; n <= 0: every core).
+ * Caller frees with st_pool_free. */
+st_pool *st_pool_new(int n);
+void st_pool_free(st_pool *pool);
+int st_pool_threads(const st_pool *pool);
+/* The execution context plugins receive, running on this pool. */
+void st_pool_context(st_pool *pool, st_exec_ctx *ctx);
+/* Number of cores this process may use. */
+int st_cpu_count(void);
+
+#endif

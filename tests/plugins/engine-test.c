@@ -1,0 +1,170 @@
+/* Layer types with CPU implementations made for testing the engine: each
+ * accepts only some formats, so that plans must convert around them. */
+#include <stddef.h>
+#include <string.h>
+
+#include "st-plugin.h"
+
+const uint32_t st_plugin_abi = ST_PLUGIN_ABI_VERSION;
+
+static int
+same_shape(st_reshape *r, const st_host_api *api)
+{
+	(void)api;
+	r->outputs[0] = *r->inputs[0];
+	return 0;
+}
+
+/* add_bias: y = x + b[c], with one weight "bias" of C values. */
+static int
+bias_reshape(st_reshape *r, const st_host_api *api)
+{
+	r->outputs[0] = *r->inputs[0];
+	st_shape b = { .dtype = ST_DTYPE_FLOAT32, .rank = 1, .dims = { r->inputs[0]->dims[1] } };
+	return api->add_weight(r, "bias", &b, false);
+}
+
+static int64_t
+count(const st_shape *s)
+{
+	int64_t n = 1;
+	for (int i = 0; i < s->rank; i++)
+		n *= s->dims[i];
+	return n;
+}
+
+static int
+add_bias_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	(void)ctx;
+	const st_tensor *x = &L->inputs[0];
+	const float *b = L->weights[0].data;
+	int64_t c = x->shape.dims[1], n = count(&x->shape), inner = n / (x->shape.dims[0] * c);
+	const float *in = x->data;
+	float *out = L->outputs[0].data;
+	for (int64_t i = 0; i < n; i++)
+		out[i] = in[i] + b[(i / inner) % c];
+	return 0;
+}
+
+/* twice_nhwc: y = 2x, but only in NHWC; it checks that it got NHWC. */
+static int
+twice_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	if (L->inputs[0].shape.rank >= 3 && L->inputs[0].layout != ST_LAYOUT_NHWC) {
+		ctx->api->fail(L, "twice_nhwc got a tensor that is not NHWC");
+		return -1;
+	}
+	const float *in = L->inputs[0].data;
+	float *out = L->outputs[0].data;
+	for (int64_t i = 0; i < count(&L->inputs[0].shape); i++)
+		out[i] = 2 * in[i];
+	return 0;
+}
+
+/* half_copy: copies float16 data as it is; only float16. */
+static int
+half_copy_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	if (L->inputs[0].shape.dtype != ST_DTYPE_FLOAT16) {
+		ctx->api->fail(L, "half_copy got %s", ctx->api->dtype_name(L->inputs[0].shape.dtype));
+		return -1;
+	}
+	memcpy(L->outputs[0].data, L->inputs[0].data, (size_t)count(&L->inputs[0].shape) * 2);
+	return 0;
+}
+
+/* slow_sum: sums over threads with parallel_for; scratch-checked. */
+typedef struct sum_job {
+	const float *in;
+	float *out;
+} sum_job;
+
+static void
+sum_range(void *arg, int64_t begin, int64_t end)
+{
+	sum_job *j = arg;
+	for (int64_t i = begin; i < end; i++)
+		j->out[i] = j->in[i] * 3.0f;
+}
+
+static int
+triple_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	(void)api;
+	L->scratch_bytes = 4096;
+	return 0;
+}
+
+static int
+triple_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	memset(L->scratch, 0xab, 4096); /* scratch must really be there */
+	sum_job j = { L->inputs[0].data, L->outputs[0].data };
+	ctx->parallel_for(ctx, count(&L->inputs[0].shape), 7, sum_range, &j);
+	return 0;
+}
+
+static int
+refuse_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	api->fail(L, "refuses %s inputs", "all");
+	return -1;
+}
+
+static void
+negate(const st_value *coef, float *x, int64_t n, const float *slope, int step)
+{
+	(void)coef;
+	for (int64_t i = 0; i < n; i++)
+		x[i] = -x[i] * (slope ? slope[step ? i : 0] : 1.0f);
+}
+
+static const st_port_desc one[] = { { "x", 0, "a tensor" } };
+static const st_layer_desc types[] = {
+	{ .name = "add_bias", .summary = "x + bias", .inputs = one, .n_inputs = 1, .outputs = one,
+	  .n_outputs = 1, .flags = ST_LAYER_ACTIVATION, .reshape = bias_reshape },
+	{ .name = "twice_nhwc", .summary = "2x", .inputs = one, .n_inputs = 1, .outputs = one,
+	  .n_outputs = 1, .reshape = same_shape },
+	{ .name = "half_copy", .summary = "copy", .inputs = one, .n_inputs = 1, .outputs = one,
+	  .n_outputs = 1, .reshape = same_shape },
+	{ .name = "triple", .summary = "3x", .inputs = one, .n_inputs = 1, .outputs = one,
+	  .n_outputs = 1, .flags = ST_LAYER_ACTIVATION, .reshape = same_shape },
+	{ .name = "refuser", .summary = "never runs", .inputs = one, .n_inputs = 1, .outputs = one,
+	  .n_outputs = 1, .reshape = same_shape },
+	{ .name = "no_impl", .summary = "has no implementation", .inputs = one, .n_inputs = 1,
+	  .outputs = one, .n_outputs = 1, .reshape = same_shape },
+};
+static const st_impl_desc impls[] = {
+	{ .layer = "add_bias", .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW),
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .run = add_bias_run },
+	{ .layer = "twice_nhwc", .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NHWC),
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .run = twice_run },
+	{ .layer = "half_copy", .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW),
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT16), .run = half_copy_run },
+	{ .layer = "triple", .backend = "cpu",
+	  .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW) | ST_LAYOUT_BIT(ST_LAYOUT_NHWC),
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .prepare = triple_prepare, .run = triple_run },
+	{ .layer = "refuser", .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW),
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .prepare = refuse_prepare, .run = twice_run },
+};
+static const st_param_desc no_params[1];
+static const st_activation_desc negate_desc = { .name = "negate_test", .summary = "-x (tests)",
+	                                        .params = no_params, .n_params = 0 };
+static const st_activation_impl negate_impl = { .activation = "negate_test", .apply = negate };
+static const st_plugin_info info = { "engine_test", "tests", "layers for engine tests", "1.0" };
+
+int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
+
+int
+st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx)
+{
+	api->declare(ctx, &info);
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		api->register_layer(ctx, &types[i]);
+	for (size_t i = 0; i < sizeof impls / sizeof impls[0]; i++)
+		api->register_impl(ctx, &impls[i]);
+	api->register_activation(ctx, &negate_desc);
+	api->register_activation_impl(ctx, &negate_impl);
+	return 0;
+}

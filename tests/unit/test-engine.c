@@ -1,0 +1,365 @@
+/* Unit tests: compiling, planning memory, converting formats, binding
+ * weights and running plans, with the engine-test plugin's layers. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "st-engine.h"
+#include "st-io.h"
+
+static st_registry *
+registry(void)
+{
+	static st_registry *r;
+	if (r == NULL) {
+		r = st_registry_new();
+		st_registry_load_default(r);
+		char *path = st_xasprintf("%s/engine-test.so", getenv("TEST_PLUGIN_DIR"));
+		cr_assert(st_registry_load_file(r, path)->loaded);
+		free(path);
+	}
+	return r;
+}
+
+/* A checked graph built by an edit script. */
+static st_session *
+model(const char *script)
+{
+	st_session *s = st_session_new(st_graph_new(registry()), NULL);
+	st_diag d;
+	st_diag_init(&d);
+	int rc = st_session_run_script(s, script, "test", &d);
+	cr_assert_eq(rc, 0, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	st_graph_check(st_session_graph(s));
+	cr_assert_eq(st_session_graph(s)->errors, 0);
+	return s;
+}
+
+static st_plan *
+compile(st_session *s, int format, int threads)
+{
+	st_plan_options opt = { .format = format, .threads = threads };
+	st_diag d;
+	st_diag_init(&d);
+	st_plan *p = st_plan_compile(st_session_graph(s), &opt, &d);
+	cr_assert_not_null(p, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	return p;
+}
+
+/* Feeds 0, 1, 2, ... (NCHW, float32) to input 0. */
+static void
+feed_ramp(st_plan *p, const st_shape *shape)
+{
+	int64_t n = st_shape_elements(shape);
+	float *x = malloc(sizeof *x * (size_t)n);
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (float)i;
+	st_tensor t = { .data = x, .shape = *shape, .layout = ST_LAYOUT_NCHW };
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_set_input(p, 0, &t, &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	free(x);
+}
+
+static float *
+run_and_get(st_plan *p, int64_t *n)
+{
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_run(p, &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	*n = st_shape_elements(st_plan_output_shape(p, 0));
+	float *y = malloc(sizeof *y * (size_t)*n);
+	st_plan_get_output(p, 0, y);
+	return y;
+}
+
+static void
+bind_random(st_plan *p)
+{
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_bind_random_weights(p, 7, &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+}
+
+Test(engine, a_chain_reuses_memory_and_computes)
+{
+	st_buf b;
+	st_buf_init(&b);
+	st_buf_puts(&b, "add input data; set data dims 2x4x4; add triple t0; connect data t0;");
+	for (int i = 1; i < 10; i++)
+		st_buf_printf(&b, "add triple t%d; connect t%d t%d;", i, i - 1, i);
+	st_buf_puts(&b, "add output out; connect t9 out");
+	st_session *s = model(b.data);
+	st_buf_free(&b);
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1);
+	/* Tensors of 128 bytes: the input and the output live throughout, two in flight. */
+	cr_assert_eq(st_plan_live_bound(p), 4 * 128, "bound %zu", st_plan_live_bound(p));
+	cr_assert_eq(st_plan_arena_bytes(p), st_plan_live_bound(p), "arena %zu", st_plan_arena_bytes(p));
+	bind_random(p);
+	cr_assert_eq(st_plan_scratch_bytes(p), 4096, "prepare sized the scratch");
+	feed_ramp(p, st_plan_input_shape(p, 0));
+	int64_t n;
+	float *y = run_and_get(p, &n);
+	cr_assert_eq(n, 32);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_float_eq(y[i], (float)i * 59049.0f, 1e-2, "element %lld", (long long)i);
+	free(y);
+	/* The inputs stay: a second run gives the same. */
+	y = run_and_get(p, &n);
+	cr_assert_float_eq(y[31], 31.0f * 59049.0f, 1e-2);
+	free(y);
+	st_plan_free(p);
+	st_session_free(s);
+}
+
+Test(engine, threads_give_the_same_result)
+{
+	st_session *s = model("add input data; set data dims 3x50x50; add triple t; connect data t;"
+	                      "add output out; connect t out");
+	st_plan *one = compile(s, ST_FORMAT_FP32_NCHW, 1), *two = compile(s, ST_FORMAT_FP32_NCHW, 3);
+	cr_assert_eq(st_plan_threads(two), 3);
+	bind_random(one);
+	bind_random(two);
+	feed_ramp(one, st_plan_input_shape(one, 0));
+	feed_ramp(two, st_plan_input_shape(two, 0));
+	int64_t n1, n2;
+	float *a = run_and_get(one, &n1), *b = run_and_get(two, &n2);
+	cr_assert_eq(memcmp(a, b, sizeof *a * (size_t)n1), 0);
+	free(a);
+	free(b);
+	st_plan_free(one);
+	st_plan_free(two);
+	st_session_free(s);
+}
+
+static int
+count_conversions(const st_plan *p, const char *what)
+{
+	int n = 0;
+	for (int i = 0; i < st_plan_step_count(p); i++) {
+		st_step_info info;
+		st_plan_step(p, i, &info);
+		if (info.kind == ST_STEP_CONVERT && (what == NULL || strcmp(info.what, what) == 0))
+			n++;
+	}
+	return n;
+}
+
+Test(engine, layouts_are_converted_around_implementations)
+{
+	st_session *s = model("add input data; set data dims 3x2x5; add twice_nhwc w; connect data w;"
+	                      "add add_bias b; connect w b; add output out; connect b out");
+	st_plan *nchw = compile(s, ST_FORMAT_FP32_NCHW, 1);
+	cr_assert_eq(count_conversions(nchw, "fp32-nchw -> fp32-nhwc"), 1);
+	cr_assert_eq(count_conversions(nchw, "fp32-nhwc -> fp32-nchw"), 1);
+	st_plan *nhwc = compile(s, ST_FORMAT_FP32_NHWC, 1);
+	cr_assert_eq(count_conversions(nhwc, "fp32-nhwc -> fp32-nchw"), 1, "into add_bias");
+	cr_assert_eq(count_conversions(nhwc, "fp32-nchw -> fp32-nhwc"), 1, "out of add_bias");
+	st_buf listing;
+	st_buf_init(&listing);
+	st_plan_describe(nhwc, &listing);
+	cr_assert(strstr(listing.data, "convert fp32-nhwc -> fp32-nchw") != NULL, "%s", listing.data);
+	st_buf_free(&listing);
+	bind_random(nchw);
+	bind_random(nhwc);
+	feed_ramp(nchw, st_plan_input_shape(nchw, 0));
+	feed_ramp(nhwc, st_plan_input_shape(nhwc, 0));
+	int64_t n;
+	float *a = run_and_get(nchw, &n), *b = run_and_get(nhwc, &n);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(a[i], b[i], "element %lld: %g vs %g", (long long)i, a[i], b[i]);
+	/* 2x + bias: element 7 of 1x3x2x5 is channel 0. */
+	cr_assert(fabsf(a[7] - 14.0f) < 1.0f, "%g", a[7]);
+	free(a);
+	free(b);
+	st_plan_free(nchw);
+	st_plan_free(nhwc);
+	st_session_free(s);
+}
+
+Test(engine, fp16_storage_with_fp32_compute)
+{
+	st_session *s = model("add input data; set data dims 8; add triple t; connect data t;"
+	                      "add half_copy h; connect t h; add output out; connect h out");
+	st_plan *p32 = compile(s, ST_FORMAT_FP32_NCHW, 1), *p16 = compile(s, ST_FORMAT_FP16_NCHW, 1);
+	cr_assert_eq(count_conversions(p32, "fp32-nchw -> fp16-nchw"), 1, "into half_copy");
+	cr_assert_eq(count_conversions(p32, "fp16-nchw -> fp32-nchw"), 1, "back");
+	cr_assert_eq(count_conversions(p16, "fp16-nchw -> fp32-nchw"), 1, "into triple");
+	cr_assert_eq(count_conversions(p16, "fp32-nchw -> fp16-nchw"), 1, "out of triple");
+	bind_random(p32);
+	bind_random(p16);
+	st_shape in = test_shape("1x8");
+	float x[8] = { 0.1f, 1.0f / 3, 1000.5f, -2.0f, 1000.0f / 3, 1e-5f, 7.0f, -0.25f };
+	st_tensor t = { .data = x, .shape = in };
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_set_input(p16, 0, &t, &d), 0);
+	cr_assert_eq(st_plan_set_input(p32, 0, &t, &d), 0);
+	int64_t n;
+	float *a = run_and_get(p32, &n), *b = run_and_get(p16, &n);
+	cr_assert_eq(st_plan_output_shape(p16, 0)->dtype, ST_DTYPE_FLOAT32, "outputs read as float32");
+	char why[256];
+	cr_assert(test_allclose(b, a, n, 1e-2, why, sizeof why), "%s", why);
+	/* Both round to FP16 before half_copy; only the FP16 plan rounds the input. */
+	cr_assert_eq(b[2], st_half_to_float(st_float_to_half(3 * st_half_to_float(st_float_to_half(1000.5f)))));
+	free(a);
+	free(b);
+	st_diag_free(&d);
+	st_plan_free(p32);
+	st_plan_free(p16);
+	st_session_free(s);
+}
+
+Test(engine, weights_from_a_folder)
+{
+	char dir[] = "/tmp/strata-weights-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	st_session *s = model("add input data; set data dims 3x2; add add_bias b; connect data b;"
+	                      "add output out; connect b out");
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1);
+	st_diag d;
+	st_diag_init(&d);
+	/* Missing: the path looked for is named. */
+	cr_assert_eq(st_plan_bind_weights(p, dir, &d), -1);
+	cr_assert(strstr(d.items[0].text, "b_bias.npy") != NULL, "%s", d.items[0].text);
+	st_diag_free(&d);
+	/* Wrong shape: both shapes are named. */
+	char *path = st_xasprintf("%s/b_bias.npy", dir);
+	float four[4] = { 1, 2, 3, 4 }, three[3] = { 10, 20, 30 };
+	st_shape s4 = test_shape("4"), s3 = test_shape("3");
+	char err[256];
+	cr_assert_eq(st_npy_write(path, &s4, four, err, sizeof err), 0);
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_bind_weights(p, dir, &d), -1);
+	cr_assert(strstr(d.items[0].text, "3") != NULL && strstr(d.items[0].text, "4") != NULL, "%s",
+	          d.items[0].text);
+	st_diag_free(&d);
+	cr_assert_eq(st_npy_write(path, &s3, three, err, sizeof err), 0);
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_bind_weights(p, dir, &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	feed_ramp(p, st_plan_input_shape(p, 0));
+	int64_t n;
+	float *y = run_and_get(p, &n);
+	float want[6] = { 10, 11, 22, 23, 34, 35 }; /* 1x3x2: x + bias[c], c = i / 2 */
+	for (int i = 0; i < 6; i++)
+		cr_assert_float_eq(y[i], want[i], 0, "element %d: %g", i, y[i]);
+	free(y);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	st_plan_free(p);
+	st_session_free(s);
+}
+
+Test(engine, attached_activations_are_applied)
+{
+	st_session *s = model("add input data; set data dims 4; add triple t; connect data t;"
+	                      "activation t negate_test; add output out; connect t out");
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1);
+	bind_random(p);
+	feed_ramp(p, st_plan_input_shape(p, 0));
+	int64_t n;
+	float *y = run_and_get(p, &n);
+	cr_assert_float_eq(y[3], -9.0f, 0);
+	free(y);
+	st_plan_free(p);
+	st_session_free(s);
+}
+
+Test(engine, input_sizes_change_without_rebinding)
+{
+	st_session *s = model("add input data; set data dims 3x4x4; add add_bias b; connect data b;"
+	                      "add triple t; connect b t; add output out; connect t out");
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1);
+	bind_random(p);
+	feed_ramp(p, st_plan_input_shape(p, 0));
+	int64_t n;
+	float *small = run_and_get(p, &n);
+	cr_assert_eq(n, 48);
+	size_t arena = st_plan_arena_bytes(p);
+	st_shape big = test_shape("2x3x9x7");
+	feed_ramp(p, &big);
+	float *large = run_and_get(p, &n);
+	cr_assert_eq(n, 2 * 3 * 9 * 7);
+	cr_assert_gt(st_plan_arena_bytes(p), arena);
+	/* The bias is the same tensor: element 0 of channel 0 agrees. */
+	cr_assert_float_eq(large[0], small[0], 1e-5);
+	const st_shape *now = st_plan_output_shape(p, 0);
+	cr_assert_eq(now->dims[0], 2);
+	cr_assert_eq(now->dims[3], 7);
+	/* A different rank is refused, and the plan still runs at its size. */
+	st_shape flat = test_shape("378");
+	float *x = calloc(378, sizeof *x);
+	st_tensor t = { .data = x, .shape = flat };
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_set_input(p, 0, &t, &d), -1);
+	cr_assert(strstr(d.items[0].text, "rank") != NULL, "%s", d.items[0].text);
+	st_diag_free(&d);
+	free(x);
+	free(small);
+	free(large);
+	st_plan_free(p);
+	st_session_free(s);
+}
+
+Test(engine, failures_are_reported)
+{
+	st_session *s = model("add input data; add no_impl x; connect data x");
+	st_diag d;
+	st_diag_init(&d);
+	st_plan_options opt = { .format = -1 };
+	cr_assert_null(st_plan_compile(st_session_graph(s), &opt, &d));
+	cr_assert_str_eq(d.items[0].text, "layer 'x': no loaded plugin implements no_impl on the cpu backend");
+	st_diag_free(&d);
+	st_session_free(s);
+
+	s = model("add input data; add refuser x; connect data x; add output out; connect x out");
+	st_plan *p = compile(s, -1, 1);
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_bind_random_weights(p, 1, &d), -1);
+	cr_assert_str_eq(d.items[0].text, "layer 'x': refuses all inputs");
+	st_diag_free(&d);
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_run(p, &d), -1, "no run before weights are bound");
+	st_diag_free(&d);
+	st_plan_free(p);
+	st_session_free(s);
+
+	/* A graph with type errors is not compiled. */
+	s = st_session_new(st_graph_new(registry()), NULL);
+	cr_assert_eq(test_run(s, "add triple t"), 0);
+	st_graph_check(st_session_graph(s));
+	st_diag_init(&d);
+	cr_assert_null(st_plan_compile(st_session_graph(s), &opt, &d));
+	cr_assert(strstr(d.items[0].text, "1 type error") != NULL, "%s", d.items[0].text);
+	st_diag_free(&d);
+	st_session_free(s);
+}
+
+Test(engine, a_run_can_be_cancelled)
+{
+	volatile sig_atomic_t stop = 0;
+	st_session *s = model("add input data; add triple t; connect data t; add output out; connect t out");
+	st_plan_options opt = { .format = -1, .threads = 1, .cancel = &stop };
+	st_diag d;
+	st_diag_init(&d);
+	st_plan *p = st_plan_compile(st_session_graph(s), &opt, &d);
+	bind_random(p);
+	feed_ramp(p, st_plan_input_shape(p, 0));
+	stop = 1;
+	cr_assert_eq(st_plan_run(p, &d), 1);
+	st_diag_free(&d);
+	st_plan_free(p);
+	st_session_free(s);
+}
