@@ -80,8 +80,8 @@ k_activation_ref(k_act act, float a, float b, float *x, int64_t n)
  * exp follows Cephes' expf: a rounded multiple of ln 2 splits off (rounded
  * by adding and subtracting 1.5·2^23, which needs no SSE4.1), a degree-6
  * polynomial does the rest, and the exponent goes straight into the bits.
- * About 2 ulp over its range; inputs below −87.3 give 0 and above 88 give
- * e^88, which every caller here saturates anyway. */
+ * About 2 ulp over its range; past 88.72 it overflows to infinity as expf
+ * does, and below −87.3 (where expf turns subnormal) it gives 0. */
 
 #define VINLINE static inline __attribute__((always_inline))
 
@@ -129,10 +129,10 @@ vexp(vf x)
 	 * their NaN back at the end. */
 	vi nan = x != x;
 	vf xc = vsel(nan, vsplat(0), x);
-	xc = vmax(vmin(xc, vsplat(88.0f)), vsplat(-87.0f));
+	xc = vmax(vmin(xc, vsplat(88.72f)), vsplat(-87.3f));
 	vf t = xc * 1.44269504088896341f;
 	vf big = t + 12582912.0f; /* n in the low mantissa bits: 0x4b400000 + n */
-	vf n = big - 12582912.0f; /* the nearest integer to t */
+	vf n = big - 12582912.0f; /* the nearest integer to t, -126 to 128 */
 	vf r = xc - n * 0.693359375f;
 	r = r - n * -2.12194440e-4f;
 	vf z = r * r;
@@ -143,8 +143,11 @@ vexp(vf x)
 	p = p * r + 1.6666665459e-1f;
 	p = p * r + 5.0000001201e-1f;
 	p = p * z + r + 1.0f;
-	vi bits = ((vi)big - 0x4b400000 + 127) << 23;
-	vf y = vsel(x < vsplat(-87.3f), vsplat(0), p * (vf)bits);
+	/* 2^n in two halves, each a normal float even for n = 128 or -126. */
+	vi ni = (vi)big - 0x4b400000, half = ni >> 1;
+	vf y = p * (vf)((half + 127) << 23) * (vf)((ni - half + 127) << 23);
+	y = vsel(x > vsplat(88.7228394f), vsplat(INFINITY), y);
+	y = vsel(x < vsplat(-87.3f), vsplat(0), y);
 	return vsel(nan, x, y);
 }
 
