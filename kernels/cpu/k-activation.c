@@ -195,6 +195,65 @@ vmish(vf x)
 	return vsel(x > vsplat(20.0f), x, x * m / (m + 2.0f));
 }
 
+/* ln(1 + y) for y >= 0, accurate for tiny y too: Cephes' logf on u = 1 + y,
+ * scaled by y/(u − 1) to undo the rounding of the sum (Goldberg's trick). */
+VINLINE vf
+vlog1p(vf y)
+{
+	vf u = 1.0f + y;
+	/* u = m·2^e with m in [√½, √2). */
+	vi bits = (vi)u;
+	vi e = ((bits >> 23) & 0xff) - 126;
+	vf m = (vf)((bits & 0x007fffff) | 0x3f000000); /* [0.5, 1) */
+	vi low = m < vsplat(0.70710678118654752f);
+	m = vsel(low, m + m, m) - 1.0f;
+	vf ef = __builtin_convertvector(e + low, vf); /* low lanes: e − 1 */
+	vf z = m * m;
+	vf p = vsplat(7.0376836292e-2f);
+	p = p * m - 1.1514610310e-1f;
+	p = p * m + 1.1676998740e-1f;
+	p = p * m - 1.2420140846e-1f;
+	p = p * m + 1.4249322787e-1f;
+	p = p * m - 1.6668057665e-1f;
+	p = p * m + 2.0000714765e-1f;
+	p = p * m - 2.4999993993e-1f;
+	p = p * m + 3.3333331174e-1f;
+	vf l = m * z * p + ef * -2.12194440e-4f - 0.5f * z + m + ef * 0.693359375f;
+	vf d = u - 1.0f;
+	return vsel(d == vsplat(0), y, l * (y / d));
+}
+
+/* ln(1 + e^x) without overflow: max(x, 0) + ln(1 + e^−|x|). */
+VINLINE vf
+vsoftplus(vf x)
+{
+	vf zero = vsplat(0);
+	return vsel(x > zero, x, zero) + vlog1p(vexp(-vabs(x)));
+}
+
+/* Φ(x) = ½·erfc(−x/√2), the normal distribution: erfc for z >= 0 by
+ * Numerical Recipes' Chebyshev fit (relative error below 1.2e-7 in exact
+ * arithmetic), so the lower tail keeps its relative accuracy too. */
+VINLINE vf
+vphi(vf x)
+{
+	vf z = vabs(x) * 0.70710678118654752f;
+	vf t = 1.0f / (1.0f + 0.5f * z);
+	vf p = vsplat(0.17087277f);
+	p = p * t - 0.82215223f;
+	p = p * t + 1.48851587f;
+	p = p * t - 1.13520398f;
+	p = p * t + 0.27886807f;
+	p = p * t - 0.18628806f;
+	p = p * t + 0.09678418f;
+	p = p * t + 0.37409196f;
+	p = p * t + 1.00002368f;
+	p = p * t - 1.26551223f;
+	vf erfc = t * vexp(p - z * z);
+	vf half = 0.5f * erfc; /* Φ(−|x|) */
+	return vsel(x < vsplat(0), half, 1.0f - half);
+}
+
 /* x[i] = EXPR(v) four at a time; the tail goes through a padded copy. */
 #define VLOOP(EXPR)                                                           \
 	do {                                                                  \
@@ -243,11 +302,7 @@ k_activation(k_act act, float a, float b, float *x, int64_t n)
 		VLOOP(vtanh(v));
 		break;
 	case K_ACT_SOFTPLUS:
-		/* log1p has no vector form here; this one stays in libm. */
-		for (int64_t i = 0; i < n; i++) {
-			float v = x[i];
-			x[i] = (v > 0 ? v : 0.0f) + log1pf(expf(-fabsf(v)));
-		}
+		VLOOP(vsoftplus(v));
 		break;
 	case K_ACT_HARD_SIGMOID:
 		VLOOP(vmax(vmin(va * v + vb, one), zero));
@@ -259,9 +314,7 @@ k_activation(k_act act, float a, float b, float *x, int64_t n)
 		VLOOP(v * vsigmoid(v));
 		break;
 	case K_ACT_GELU:
-		/* erf has no vector form here either. */
-		for (int64_t i = 0; i < n; i++)
-			x[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
+		VLOOP(v * vphi(v));
 		break;
 	case K_ACT_GELU_TANH:
 		VLOOP(0.5f * v * (1.0f + vtanh(0.79788456080286536f * (v + 0.044715f * v * v * v))));
@@ -291,4 +344,43 @@ k_prelu(float *x, int64_t n, const float *slope)
 	}
 	for (; i < n; i++)
 		x[i] = x[i] < 0 ? slope[i] * x[i] : x[i];
+}
+
+/* ---- exponentials for softmax ---- */
+
+float
+k_exp_sum(const float *x, float *y, int64_t n, float shift)
+{
+	vf total = vsplat(0), vs = vsplat(shift);
+	int64_t i = 0;
+	for (; i + VN <= n; i += VN) {
+		vf v;
+		memcpy(&v, x + i, sizeof v);
+		v = vexp(v - vs);
+		memcpy(y + i, &v, sizeof v);
+		total += v;
+	}
+	float sum = total[0] + total[1] + total[2] + total[3];
+	for (; i < n; i++) {
+		/* The tail through a vector too, so every element gets the same exp. */
+		vf v = vexp(vsplat(x[i] - shift));
+		y[i] = v[0];
+		sum += v[0];
+	}
+	return sum;
+}
+
+void
+k_exp_minus(const float *x, const float *shift, float *y, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + VN <= n; i += VN) {
+		vf v, s;
+		memcpy(&v, x + i, sizeof v);
+		memcpy(&s, shift + i, sizeof s);
+		v = vexp(v - s);
+		memcpy(y + i, &v, sizeof v);
+	}
+	for (; i < n; i++)
+		y[i] = vexp(vsplat(x[i] - shift[i]))[0];
 }

@@ -450,6 +450,44 @@ typedef struct softmax_job {
 	int64_t len, inner, chunks;
 } softmax_job;
 
+/* The largest of n values, NaN aside, in BLOCK lanes. */
+static float
+row_max(const float *x, int64_t n)
+{
+	float lane[BLOCK];
+	for (int j = 0; j < BLOCK; j++)
+		lane[j] = -INFINITY;
+	int64_t i = 0;
+	for (; i + BLOCK <= n; i += BLOCK) {
+		for (int j = 0; j < BLOCK; j++)
+			lane[j] = x[i + j] > lane[j] ? x[i + j] : lane[j];
+	}
+	float max = -INFINITY;
+	for (int j = 0; j < BLOCK; j++)
+		max = lane[j] > max ? lane[j] : max;
+	for (; i < n; i++)
+		max = x[i] > max ? x[i] : max;
+	return max;
+}
+
+/* y[i] *= s[i] (s a scalar when s_step is 0), BLOCK at a time. */
+static void
+scale(float *y, const float *s, int s_step, int64_t n)
+{
+	int64_t i = 0;
+	for (; i + BLOCK <= n; i += BLOCK) {
+		float v[BLOCK], f[BLOCK];
+		for (int j = 0; j < BLOCK; j++) {
+			v[j] = y[i + j];
+			f[j] = s[(i + j) * s_step];
+		}
+		for (int j = 0; j < BLOCK; j++)
+			y[i + j] = v[j] * f[j];
+	}
+	for (; i < n; i++)
+		y[i] *= s[i * s_step];
+}
+
 /* Rows of a softmax over the last axis (inner 1). */
 static void
 softmax_rows(void *arg, int64_t begin, int64_t end)
@@ -459,17 +497,9 @@ softmax_rows(void *arg, int64_t begin, int64_t end)
 	for (int64_t r = begin; r < end; r++) {
 		const float *x = j->x + r * len;
 		float *y = j->y + r * len;
-		float max = -INFINITY;
-		for (int64_t k = 0; k < len; k++)
-			max = x[k] > max ? x[k] : max;
-		float sum = 0;
-		for (int64_t k = 0; k < len; k++) {
-			y[k] = expf(x[k] - max);
-			sum += y[k];
-		}
-		float scale = 1.0f / sum;
-		for (int64_t k = 0; k < len; k++)
-			y[k] *= scale;
+		float sum = k_exp_sum(x, y, len, row_max(x, len));
+		float inv = 1.0f / sum;
+		scale(y, &inv, 0, len);
 	}
 }
 
@@ -491,24 +521,29 @@ softmax_columns(void *arg, int64_t begin, int64_t end)
 		}
 		for (int64_t k = 0; k < len; k++) {
 			const float *xr = x + k * inner;
-			for (int64_t i = 0; i < w; i++)
+			int64_t i = 0;
+			for (; i + BLOCK <= w; i += BLOCK) {
+				for (int b = 0; b < BLOCK; b++)
+					max[i + b] = xr[i + b] > max[i + b] ? xr[i + b] : max[i + b];
+			}
+			for (; i < w; i++)
 				max[i] = xr[i] > max[i] ? xr[i] : max[i];
 		}
 		for (int64_t k = 0; k < len; k++) {
-			const float *xr = x + k * inner;
 			float *yr = y + k * inner;
-			for (int64_t i = 0; i < w; i++) {
-				yr[i] = expf(xr[i] - max[i]);
-				sum[i] += yr[i];
+			k_exp_minus(x + k * inner, max, yr, w);
+			int64_t i = 0;
+			for (; i + BLOCK <= w; i += BLOCK) {
+				for (int b = 0; b < BLOCK; b++)
+					sum[i + b] += yr[i + b];
 			}
+			for (; i < w; i++)
+				sum[i] += yr[i];
 		}
 		for (int64_t i = 0; i < w; i++)
 			sum[i] = 1.0f / sum[i];
-		for (int64_t k = 0; k < len; k++) {
-			float *yr = y + k * inner;
-			for (int64_t i = 0; i < w; i++)
-				yr[i] *= sum[i];
-		}
+		for (int64_t k = 0; k < len; k++)
+			scale(y + k * inner, sum, 1, w);
 	}
 }
 

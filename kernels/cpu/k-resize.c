@@ -7,6 +7,9 @@
 
 #include "k-tensor.h"
 
+/* Elements per loop step; see k-eltwise.c. */
+#define BLOCK 8
+
 /*
  * Where output index x of an axis lies in the input (ONNX Resize's
  * coordinate_transformation_mode), in float32 as ONNX Runtime computes it,
@@ -93,8 +96,10 @@ axis_taps(const k_resize_desc *d, int64_t in_len, int64_t out_len, float scale, 
 		weight[0] = 1;
 		break;
 	case K_RESIZE_LINEAR: {
-		/* Clamp into the input, then split between the two neighbours; at the
-		 * last index both taps are the same element. */
+		/* Clamp into the input, then split between the two neighbours. At the
+		 * last index both taps are the same element (ONNX Runtime weighs it
+		 * ½ + ½); one tap of weight 1 is the same value and lets an axis that
+		 * does not move be seen as the identity. */
 		float xc = x < 0 ? 0 : x > (float)(in_len - 1) ? (float)(in_len - 1) : x;
 		int64_t i0 = (int64_t)xc;
 		if (i0 > in_len - 1)
@@ -103,7 +108,8 @@ axis_taps(const k_resize_desc *d, int64_t in_len, int64_t out_len, float scale, 
 		index[0] = i0;
 		index[1] = i1;
 		if (i0 == i1) {
-			weight[0] = weight[1] = 0.5f;
+			weight[0] = 1;
+			weight[1] = 0;
 		} else {
 			weight[0] = fabsf(xc - (float)i1);
 			weight[1] = fabsf(xc - (float)i0);
@@ -237,6 +243,8 @@ typedef struct resize_job {
 	char *out;
 	size_t elem;
 	int64_t in_strides[ST_MAX_RANK];
+	float *rows;                      /* linear and cubic: rows interpolated along the last axis */
+	int64_t row_strides[ST_MAX_RANK]; /* rows between neighbours along each outer axis */
 } resize_job;
 
 /* Copies count elements of size elem from in[index[o·taps]] to out[o]. */
@@ -300,67 +308,117 @@ resize_nearest_rows(void *arg, int64_t begin, int64_t end)
 	}
 }
 
-/* out[x] += w · Σ_t weight[x][t] · row[index[x][t]] along the last axis. */
-static void
-interpolate_row(float *out, const float *row, const k_resize_axis *ax, int64_t len, float w)
+/*
+ * Linear and cubic are separable, so they go in two passes. The first
+ * interpolates every input row along the last axis into scratch (skipped
+ * when that axis is unchanged); the second builds each output row as a
+ * weighted sum of those rows over the taps of the outer axes, a loop of
+ * contiguous multiply-adds (skipped when the outer axes are unchanged, in
+ * which case the first pass writes the output directly).
+ */
+
+/* Whether any axis before the last moves. */
+static bool
+outer_moves(const k_resize_plan *p)
 {
-	if (ax->identity) {
-		for (int64_t x = 0; x < len; x++)
-			out[x] += w * row[x];
-		return;
+	for (int k = 0; k < p->out.rank - 1; k++) {
+		if (!p->axis[k].identity)
+			return true;
 	}
-	const int64_t *ix = ax->index;
-	const float *wt = ax->weight;
-	if (ax->taps == 2) {
-		for (int64_t x = 0; x < len; x++)
-			out[x] += w * (wt[2 * x] * row[ix[2 * x]] + wt[2 * x + 1] * row[ix[2 * x + 1]]);
-		return;
-	}
-	for (int64_t x = 0; x < len; x++) {
-		const int64_t *i4 = ix + 4 * x;
-		const float *w4 = wt + 4 * x;
-		out[x] += w * (w4[0] * row[i4[0]] + w4[1] * row[i4[1]] + w4[2] * row[i4[2]] +
-		               w4[3] * row[i4[3]]);
-	}
+	return false;
 }
 
-/* Linear and cubic: each output row is a weighted sum over the taps of the
- * outer axes (identity axes contribute one tap) of input rows, each
- * interpolated along the last axis. */
+size_t
+k_resize_scratch_bytes(const k_resize_plan *p)
+{
+	int last = p->out.rank - 1;
+	if (p->desc.mode == K_RESIZE_NEAREST || p->axis[last].identity || !outer_moves(p))
+		return 0;
+	return (size_t)(k_elements(&p->in) / p->in.dims[last] * p->out.dims[last]) * sizeof(float);
+}
+
+/* Pass one: rows [begin, end) of the input, interpolated along the last axis. */
 static void
-resize_interp_rows(void *arg, int64_t begin, int64_t end)
+resize_horizontal(void *arg, int64_t begin, int64_t end)
 {
 	const resize_job *j = arg;
 	const k_resize_plan *p = j->p;
-	int r = p->out.rank, last = r - 1;
+	int last = p->out.rank - 1;
+	const k_resize_axis *ax = &p->axis[last];
+	int64_t in_len = p->in.dims[last], len = p->out.dims[last];
+	const int64_t *ix = ax->index;
+	const float *wt = ax->weight;
+	for (int64_t row = begin; row < end; row++) {
+		const float *in = (const float *)(const void *)j->in + row * in_len;
+		float *o = j->rows + row * len;
+		if (ax->taps == 2) {
+			for (int64_t x = 0; x < len; x++)
+				o[x] = wt[2 * x] * in[ix[2 * x]] + wt[2 * x + 1] * in[ix[2 * x + 1]];
+		} else {
+			for (int64_t x = 0; x < len; x++) {
+				const int64_t *i4 = ix + 4 * x;
+				const float *w4 = wt + 4 * x;
+				o[x] = w4[0] * in[i4[0]] + w4[1] * in[i4[1]] + w4[2] * in[i4[2]] + w4[3] * in[i4[3]];
+			}
+		}
+	}
+}
+
+/* o[x] = w·t[x] (first) or o[x] += w·t[x], BLOCK at a time. */
+static void
+axpy(float *o, const float *t, float w, int64_t n, bool first)
+{
+	int64_t x = 0;
+	for (; x + BLOCK <= n; x += BLOCK) {
+		float a[BLOCK], b[BLOCK];
+		for (int i = 0; i < BLOCK; i++) {
+			a[i] = first ? 0.0f : o[x + i];
+			b[i] = t[x + i];
+		}
+		for (int i = 0; i < BLOCK; i++)
+			o[x + i] = a[i] + w * b[i];
+	}
+	for (; x < n; x++)
+		o[x] = (first ? 0.0f : o[x]) + w * t[x];
+}
+
+/* Pass two: output rows [begin, end) from the rows of pass one. */
+static void
+resize_outer(void *arg, int64_t begin, int64_t end)
+{
+	const resize_job *j = arg;
+	const k_resize_plan *p = j->p;
+	int last = p->out.rank - 1;
 	int64_t len = p->out.dims[last];
 	for (int64_t row = begin; row < end; row++) {
-		/* Per outer axis: where its taps start, and how many count. */
+		/* Identity axes fix their row; the moving ones enumerate their taps. */
 		int64_t o_idx[ST_MAX_RANK], rest = row, base = 0;
 		int moving[ST_MAX_RANK], n_moving = 0;
 		for (int k = last - 1; k >= 0; k--) {
 			o_idx[k] = rest % p->out.dims[k];
 			rest /= p->out.dims[k];
 			if (p->axis[k].identity)
-				base += o_idx[k] * j->in_strides[k];
+				base += o_idx[k] * j->row_strides[k];
 			else
 				moving[n_moving++] = k;
 		}
 		float *o = (float *)(void *)j->out + row * len;
-		memset(o, 0, (size_t)len * sizeof *o);
-		int taps = p->axis[last].taps;
+		int taps = p->axis[moving[0]].taps;
 		int pick[ST_MAX_RANK] = { 0 };
+		bool first = true;
 		for (;;) {
 			int64_t src = base;
 			float w = 1;
 			for (int m = 0; m < n_moving; m++) {
 				const k_resize_axis *ax = &p->axis[moving[m]];
 				int64_t t = o_idx[moving[m]] * taps + pick[m];
-				src += ax->index[t] * j->in_strides[moving[m]];
+				src += ax->index[t] * j->row_strides[moving[m]];
 				w *= ax->weight[t];
 			}
-			if (w != 0)
-				interpolate_row(o, (const float *)(const void *)j->in + src, &p->axis[last], len, w);
+			if (w != 0 || first) {
+				axpy(o, j->rows + src * len, w, len, first);
+				first = false;
+			}
 			/* Next combination of taps. */
 			int m = 0;
 			while (m < n_moving && ++pick[m] == taps)
@@ -372,9 +430,10 @@ resize_interp_rows(void *arg, int64_t begin, int64_t end)
 }
 
 void
-k_resize(const k_resize_plan *p, const void *in, void *out, size_t elem, const st_exec_ctx *ctx)
+k_resize(const k_resize_plan *p, const void *in, void *out, size_t elem, void *scratch,
+         const st_exec_ctx *ctx)
 {
-	int r = p->out.rank;
+	int r = p->out.rank, last = r - 1;
 	int64_t n = k_elements(&p->out);
 	if (n == 0)
 		return;
@@ -384,10 +443,29 @@ k_resize(const k_resize_plan *p, const void *in, void *out, size_t elem, const s
 		j.in_strides[k] = stride;
 		stride *= p->in.dims[k];
 	}
-	int64_t len = p->out.dims[r - 1], rows = n / len;
-	int64_t grain = K_GRAIN / (len * mode_taps(p->desc.mode)) + 1;
-	if (p->desc.mode == K_RESIZE_NEAREST)
-		k_parallel(ctx, rows, grain, resize_nearest_rows, &j);
-	else
-		k_parallel(ctx, rows, grain, resize_interp_rows, &j);
+	int64_t len = p->out.dims[last], rows = n / len;
+	if (p->desc.mode == K_RESIZE_NEAREST) {
+		k_parallel(ctx, rows, K_GRAIN / len + 1, resize_nearest_rows, &j);
+		return;
+	}
+	int64_t in_rows = k_elements(&p->in) / p->in.dims[last];
+	if (!outer_moves(p)) {
+		/* Only the last axis moves: one pass, straight into the output. */
+		j.rows = out;
+		k_parallel(ctx, in_rows, K_GRAIN / (len * p->axis[last].taps) + 1, resize_horizontal, &j);
+		return;
+	}
+	if (p->axis[last].identity) {
+		j.rows = (float *)(uintptr_t)in; /* read only: the input's rows as they are */
+	} else {
+		j.rows = scratch;
+		k_parallel(ctx, in_rows, K_GRAIN / (len * p->axis[last].taps) + 1, resize_horizontal, &j);
+	}
+	/* Rows of pass one are indexed by the input's outer axes. */
+	int64_t row_stride = 1;
+	for (int k = last - 1; k >= 0; k--) {
+		j.row_strides[k] = row_stride;
+		row_stride *= p->in.dims[k];
+	}
+	k_parallel(ctx, rows, K_GRAIN / (len * 2) + 1, resize_outer, &j);
 }

@@ -141,8 +141,8 @@ void k_linear_blend_ref(float alpha, float *out, const st_shape *out_shape, cons
 
 /*
  * Softmax of x viewed as [outer, len, inner] along the middle axis:
- * exp(x − max) / Σ exp(x − max), so large inputs cannot overflow. A row
- * holding +inf, or only NaN, gives NaN as exp(inf − inf) does elsewhere.
+ * exp(x − max) / Σ exp(x − max), so large inputs cannot overflow. A NaN
+ * or +inf anywhere in a row makes the whole row NaN (exp(inf − inf)).
  * y may be x.
  */
 void k_softmax(const float *x, float *y, int64_t outer, int64_t len, int64_t inner,
@@ -270,8 +270,10 @@ size_t k_resize_plan_bytes(const k_resize_desc *d, const st_shape *in, const st_
 /* Fills a plan in memory (k_resize_plan_bytes of it, 8-byte aligned); returns it. */
 k_resize_plan *k_resize_plan_init(void *memory, const k_resize_desc *d, const st_shape *in,
                                   const st_shape *out);
+/* Scratch k_resize needs (0 for nearest, and when one pass suffices). */
+size_t k_resize_scratch_bytes(const k_resize_plan *p);
 /* Nearest moves elements of any size; linear and cubic need float32 (elem 4). */
-void k_resize(const k_resize_plan *p, const void *in, void *out, size_t elem,
+void k_resize(const k_resize_plan *p, const void *in, void *out, size_t elem, void *scratch,
               const st_exec_ctx *ctx);
 /* The reference: every output element from the definition, no tables. */
 void k_resize_ref(const k_resize_desc *d, const void *in, const st_shape *in_shape, void *out,
@@ -304,5 +306,9 @@ void k_activation(k_act act, float a, float b, float *x, int64_t n);
 void k_activation_ref(k_act act, float a, float b, float *x, int64_t n);
 /* prelu with a slope per element: x[i] < 0 becomes slope[i]·x[i]. */
 void k_prelu(float *x, int64_t n, const float *slope);
+/* y[i] = e^(x[i] − shift) with the fast exp; returns Σ y[i]. y may be x. */
+float k_exp_sum(const float *x, float *y, int64_t n, float shift);
+/* y[i] = e^(x[i] − shift[i]) with the fast exp. y may be x. */
+void k_exp_minus(const float *x, const float *shift, float *y, int64_t n);
 
 #endif

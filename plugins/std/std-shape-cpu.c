@@ -54,16 +54,9 @@ resize_prepare(st_exec_layer *L, const st_host_api *api)
 		api->fail(L, "input and output differ in rank or dtype");
 		return -1;
 	}
-	/* Interpolation computes in float32; float16 goes through scratch. */
-	L->scratch_bytes = 0;
-	if (d.mode != K_RESIZE_NEAREST) {
-		if (in->dtype == ST_DTYPE_FLOAT16) {
-			L->scratch_bytes = (size_t)(k_elements(in) + k_elements(out)) * sizeof(float);
-		} else if (in->dtype != ST_DTYPE_FLOAT32) {
-			api->fail(L, "mode linear and cubic need float32 or float16, not %s",
-			          api->dtype_name(in->dtype));
-			return -1;
-		}
+	if (d.mode != K_RESIZE_NEAREST && in->dtype != ST_DTYPE_FLOAT32 && in->dtype != ST_DTYPE_FLOAT16) {
+		api->fail(L, "mode linear and cubic need float32 or float16, not %s", api->dtype_name(in->dtype));
+		return -1;
 	}
 	resize_scales(L, d.scales);
 	/* The plan holds the taps of every output index: rebuild it for these shapes. */
@@ -73,7 +66,12 @@ resize_prepare(st_exec_layer *L, const st_host_api *api)
 		api->fail(L, "out of memory for the resize tables");
 		return -1;
 	}
-	k_resize_plan_init(L->state, &d, in, out);
+	const k_resize_plan *plan = k_resize_plan_init(L->state, &d, in, out);
+	/* The kernel's rows, then for float16 the input and output widened to
+	 * float32 (interpolation computes in float32). */
+	L->scratch_bytes = (k_resize_scratch_bytes(plan) + 63) / 64 * 64;
+	if (d.mode != K_RESIZE_NEAREST && in->dtype == ST_DTYPE_FLOAT16)
+		L->scratch_bytes += (size_t)(k_elements(in) + k_elements(out)) * sizeof(float);
 	return 0;
 }
 
@@ -83,15 +81,17 @@ resize_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	const k_resize_plan *plan = L->state;
 	const st_tensor *in = &L->inputs[0];
 	st_tensor *out = &L->outputs[0];
+	void *rows = L->scratch;
 	if (plan->desc.mode == K_RESIZE_NEAREST || in->shape.dtype == ST_DTYPE_FLOAT32) {
-		k_resize(plan, in->data, out->data, elem_size(in), ctx);
+		k_resize(plan, in->data, out->data, elem_size(in), rows, ctx);
 		return 0;
 	}
 	/* float16: widen, interpolate, round back (FP32 accumulation). */
 	int64_t n_in = k_elements(&in->shape), n_out = k_elements(&out->shape);
-	float *wide_in = L->scratch, *wide_out = wide_in + n_in;
+	float *wide_in = (float *)(void *)((char *)L->scratch + (k_resize_scratch_bytes(plan) + 63) / 64 * 64);
+	float *wide_out = wide_in + n_in;
 	k_half_to_float_array(in->data, wide_in, n_in);
-	k_resize(plan, wide_in, wide_out, sizeof(float), ctx);
+	k_resize(plan, wide_in, wide_out, sizeof(float), rows, ctx);
 	k_float_to_half_array(wide_out, out->data, n_out);
 	return 0;
 }

@@ -732,7 +732,8 @@ Test(k_tensor, resize_fast_matches_reference)
 		void *fast = aligned((size_t)n * elem), *ref = aligned((size_t)n * elem);
 		void *plan_memory = aligned(k_resize_plan_bytes(&d, &in, &out));
 		const k_resize_plan *plan = k_resize_plan_init(plan_memory, &d, &in, &out);
-		k_resize(plan, src, fast, elem, trial % 2 ? &chunked : NULL);
+		void *scratch = aligned(k_resize_scratch_bytes(plan));
+		k_resize(plan, src, fast, elem, scratch, trial % 2 ? &chunked : NULL);
 		k_resize_ref(&d, src, &in, ref, &out, elem);
 		char a[128], b[128];
 		test_shape_text(&in, a, sizeof a);
@@ -745,6 +746,7 @@ Test(k_tensor, resize_fast_matches_reference)
 		free(fast);
 		free(ref);
 		free(plan_memory);
+		free(scratch);
 	}
 }
 
