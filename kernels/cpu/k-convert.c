@@ -10,6 +10,7 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define K_X86_F16C 1
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -143,6 +144,25 @@ k_float_to_half_f16c(const float *src, uint16_t *dst, int64_t n)
 	}
 }
 
+/* Whether the CPU (and the OS, for the AVX registers) runs F16C code. */
+static int
+cpu_has_f16c(void)
+{
+#if defined(__clang__)
+	/* clang's __builtin_cpu_supports does not know "f16c": ask CPUID (leaf
+	 * 1: ECX bit 29 F16C, 28 AVX, 27 OSXSAVE) and XGETBV (XMM and YMM state). */
+	unsigned a, b, c, d;
+	if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27)) || !(c & (1u << 28)) || !(c & (1u << 29)))
+		return 0;
+	unsigned lo, hi;
+	__asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (lo & 6u) == 6u;
+#else
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+#endif
+}
+
 bool
 k_have_f16c(void)
 {
@@ -150,8 +170,7 @@ k_have_f16c(void)
 	static atomic_int have = -1;
 	int v = atomic_load_explicit(&have, memory_order_relaxed);
 	if (v < 0) {
-		__builtin_cpu_init();
-		v = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+		v = cpu_has_f16c();
 		atomic_store_explicit(&have, v, memory_order_relaxed);
 	}
 	return v != 0;
