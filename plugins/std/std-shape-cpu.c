@@ -54,6 +54,14 @@ resize_prepare(st_exec_layer *L, const st_host_api *api)
 		api->fail(L, "input and output differ in rank or dtype");
 		return -1;
 	}
+	/* Sizes can ask for elements out of an empty axis: there is nothing to take them from. */
+	for (int k = 0; k < in->rank; k++) {
+		if (in->dims[k] == 0 && out->dims[k] != 0) {
+			api->fail(L, "axis %d of the input is empty, so it cannot be resized to %lld", k,
+			          (long long)out->dims[k]);
+			return -1;
+		}
+	}
 	if (d.mode != K_RESIZE_NEAREST && in->dtype != ST_DTYPE_FLOAT32 && in->dtype != ST_DTYPE_FLOAT16) {
 		api->fail(L, "mode linear and cubic need float32 or float16, not %s", api->dtype_name(in->dtype));
 		return -1;

@@ -14,6 +14,7 @@
 #include "helpers.h"
 #include <criterion/parameterized.h>
 
+#include "../../plugins/std/std.h"
 #include "k-tensor.h"
 #include "st-io.h"
 
@@ -350,6 +351,97 @@ Test(k_tensor, every_layer_has_a_cpu_implementation)
 		cr_assert(st_registry_find_activation_impl(r, name) != NULL, "activation %s has no computation",
 		          name);
 	}
+}
+
+/* The parameter positions and enum values std.h gives the CPU code name
+ * what the descriptors say they name. */
+Test(k_tensor, std_enums_match_descriptors)
+{
+	static const struct {
+		const char *layer;
+		int param;
+		const char *name;
+		int value;          /* -1: no enum value to check */
+		const char *text;
+	} params[] = {
+		{ "constant", CONSTANT_DIMS, "dims", -1, NULL },
+		{ "constant", CONSTANT_DTYPE, "dtype", -1, NULL },
+		{ "constant", CONSTANT_VALUE, "value", -1, NULL },
+		{ "softmax", SOFTMAX_AXIS, "axis", -1, NULL },
+		{ "elementwise", ELTWISE_OPERATION, "operation", OP_ADD, "add" },
+		{ "elementwise", ELTWISE_OPERATION, "operation", OP_SUB, "sub" },
+		{ "elementwise", ELTWISE_OPERATION, "operation", OP_MUL, "mul" },
+		{ "elementwise", ELTWISE_OPERATION, "operation", OP_DIV, "div" },
+		{ "elementwise", ELTWISE_OPERATION, "operation", OP_MAX, "max" },
+		{ "elementwise", ELTWISE_OPERATION, "operation", OP_MIN, "min" },
+		{ "elementwise", ELTWISE_BROADCAST, "broadcast", BROADCAST_NUMPY, "numpy" },
+		{ "elementwise", ELTWISE_BROADCAST, "broadcast", BROADCAST_CHANNEL, "channel" },
+		{ "linear_blend", BLEND_ALPHA, "alpha", -1, NULL },
+		{ "concatenation", CONCAT_AXIS, "axis", -1, NULL },
+		{ "split", SPLIT_AXIS, "axis", -1, NULL },
+		{ "split", SPLIT_SPLIT, "split", -1, NULL },
+		{ "split", SPLIT_NUM_OUTPUTS, "num_outputs", -1, NULL },
+		{ "resize", RESIZE_MODE, "mode", RESIZE_NEAREST, "nearest" },
+		{ "resize", RESIZE_MODE, "mode", RESIZE_LINEAR, "linear" },
+		{ "resize", RESIZE_MODE, "mode", RESIZE_CUBIC, "cubic" },
+		{ "resize", RESIZE_SCALES, "scales", -1, NULL },
+		{ "resize", RESIZE_SIZES, "sizes", -1, NULL },
+		{ "resize", RESIZE_COORDINATES, "coordinate_transformation_mode", COORD_HALF_PIXEL, "half_pixel" },
+		{ "resize", RESIZE_COORDINATES, "coordinate_transformation_mode", COORD_HALF_PIXEL_SYMMETRIC,
+		  "half_pixel_symmetric" },
+		{ "resize", RESIZE_COORDINATES, "coordinate_transformation_mode", COORD_PYTORCH_HALF_PIXEL,
+		  "pytorch_half_pixel" },
+		{ "resize", RESIZE_COORDINATES, "coordinate_transformation_mode", COORD_ALIGN_CORNERS, "align_corners" },
+		{ "resize", RESIZE_COORDINATES, "coordinate_transformation_mode", COORD_ASYMMETRIC, "asymmetric" },
+		{ "resize", RESIZE_NEAREST_MODE, "nearest_mode", NEAREST_ROUND_PREFER_FLOOR, "round_prefer_floor" },
+		{ "resize", RESIZE_NEAREST_MODE, "nearest_mode", NEAREST_ROUND_PREFER_CEIL, "round_prefer_ceil" },
+		{ "resize", RESIZE_NEAREST_MODE, "nearest_mode", NEAREST_FLOOR, "floor" },
+		{ "resize", RESIZE_NEAREST_MODE, "nearest_mode", NEAREST_CEIL, "ceil" },
+		{ "resize", RESIZE_CUBIC_A, "cubic_coeff_a", -1, NULL },
+		{ "resize", RESIZE_EXCLUDE_OUTSIDE, "exclude_outside", -1, NULL },
+		{ "pad", PAD_MODE, "mode", PAD_CONSTANT, "constant" },
+		{ "pad", PAD_MODE, "mode", PAD_REFLECT, "reflect" },
+		{ "pad", PAD_MODE, "mode", PAD_EDGE, "edge" },
+		{ "pad", PAD_PADS, "pads", -1, NULL },
+		{ "pad", PAD_VALUE, "value", -1, NULL },
+		{ "slice", SLICE_STARTS, "starts", -1, NULL },
+		{ "slice", SLICE_ENDS, "ends", -1, NULL },
+		{ "slice", SLICE_AXES, "axes", -1, NULL },
+		{ "slice", SLICE_STEPS, "steps", -1, NULL },
+		{ "transpose", TRANSPOSE_PERM, "perm", -1, NULL },
+		{ "space_to_depth", BLOCK_SIZE, "block_size", -1, NULL },
+		{ "depth_to_space", BLOCK_SIZE, "block_size", -1, NULL },
+		{ "depth_to_space", D2S_MODE, "mode", D2S_DCR, "DCR" },
+		{ "depth_to_space", D2S_MODE, "mode", D2S_CRD, "CRD" },
+	};
+	for (size_t i = 0; i < sizeof params / sizeof params[0]; i++) {
+		const st_layer_type *t = st_registry_find_layer(test_registry(), params[i].layer);
+		cr_assert(t != NULL && params[i].param < t->desc->n_params, "%s", params[i].layer);
+		const st_param_desc *p = &t->desc->params[params[i].param];
+		cr_assert_str_eq(p->name, params[i].name, "%s parameter %d", params[i].layer, params[i].param);
+		if (params[i].value >= 0)
+			cr_assert_str_eq(p->enum_values[params[i].value], params[i].text, "%s.%s value %d",
+			                 params[i].layer, p->name, params[i].value);
+	}
+	static const struct {
+		const char *activation;
+		int coef;
+		const char *name;
+	} coefs[] = {
+		{ "leaky_relu", LEAKY_RELU_ALPHA, "alpha" }, { "prelu", PRELU_ALPHA, "alpha" },
+		{ "elu", ELU_ALPHA, "alpha" },               { "selu", SELU_ALPHA, "alpha" },
+		{ "selu", SELU_GAMMA, "gamma" },             { "hard_sigmoid", HARD_SIGMOID_ALPHA, "alpha" },
+		{ "hard_sigmoid", HARD_SIGMOID_BETA, "beta" }, { "gelu", GELU_APPROXIMATE, "approximate" },
+		{ "clip", CLIP_MIN, "min" },                 { "clip", CLIP_MAX, "max" },
+	};
+	for (size_t i = 0; i < sizeof coefs / sizeof coefs[0]; i++) {
+		const st_activation_type *a = st_registry_find_activation(test_registry(), coefs[i].activation);
+		cr_assert(a != NULL && coefs[i].coef < a->desc->n_params, "%s", coefs[i].activation);
+		cr_assert_str_eq(a->desc->params[coefs[i].coef].name, coefs[i].name, "%s", coefs[i].activation);
+	}
+	const st_activation_type *gelu = st_registry_find_activation(test_registry(), "gelu");
+	cr_assert_str_eq(gelu->desc->params[GELU_APPROXIMATE].enum_values[GELU_TANH], "tanh");
+	cr_assert_str_eq(gelu->desc->params[GELU_APPROXIMATE].enum_values[GELU_NONE], "none");
 }
 
 Test(k_tensor, prelu_slope_per_element)
