@@ -13,9 +13,10 @@
  * Conventions shared by every kernel here:
  *
  * - Tensors are dense and row-major in the order their st_shape lists the
- *   axes (NCHW for images). Only the dims and rank of a shape are read; the
- *   element type is an argument of its own (a dtype, or an element size in
- *   bytes for kernels that only move data).
+ *   axes (NCHW for images). Kernels over buffers read only the dims and rank
+ *   of a shape and take the element type as an argument (a dtype, or an
+ *   element size in bytes for those that only move data); concatenation and
+ *   split take st_tensors and read it from their shapes.
  * - Kernels neither allocate nor fail: callers check shapes and parameters
  *   first (the std plugin's prepare functions do). Scratch memory, where a
  *   kernel needs any, is the caller's and its size comes from a *_bytes

@@ -14,12 +14,16 @@ tests/unit/test-k-tensor.c runs every case through the layer's CPU
 implementation and compares (float32 rtol 1e-5, float16 1e-2, integers
 exactly). The files are committed, so `make check` needs no Python.
 
-References: ONNX Runtime runs one-node ONNX models (opset 13, 18 for Pad
-and Mish, 19 for Resize, whose half_pixel_symmetric mode arrived there, 20
-for Gelu) for resize, pad, slice, softmax, space_to_depth and
-depth_to_space; numpy computes the rest (element-wise arithmetic is exact
-IEEE arithmetic in both, activations are evaluated in float64). Where both
-exist the script checks that they agree. ONNX Runtime's Resize implements
+References: ONNX Runtime runs one-node ONNX models (opset 13; 14 for
+HardSwish, 18 for Pad, Split and Mish, 19 for Resize, whose
+half_pixel_symmetric mode arrived there, 20 for Gelu) and gives the
+expectations of resize, pad, slice, softmax, space_to_depth and
+depth_to_space; numpy gives the rest (element-wise arithmetic is exact IEEE
+arithmetic in both; activations are evaluated in float64, since ONNX
+Runtime's own approximations are not the reference). Wherever both can
+compute a case the script checks that they agree, and stops if they do not.
+python3-onnx 1.12 knows opsets up to 17 only, but writing a node for a
+later opset needs no schema, and the models are never passed to its checker. ONNX Runtime's Resize implements
 linear only on 2- to 5-D inputs with untouched outer axes and cubic only on
 2-D or NCHW images; other resize cases use this script's own numpy version
 of the ONNX definition, which is checked against ONNX Runtime on every case
