@@ -25,15 +25,9 @@ list_text(const st_value *v, char *buf)
 /* ---- resize ---- */
 
 static const char *const resize_modes[] = { "nearest", "linear", "cubic", NULL };
-enum { RESIZE_NEAREST, RESIZE_LINEAR, RESIZE_CUBIC };
 static const char *const coordinate_modes[] = { "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
 	                                        "align_corners", "asymmetric", NULL };
-enum { COORD_HALF_PIXEL, COORD_HALF_PIXEL_SYMMETRIC, COORD_PYTORCH_HALF_PIXEL, COORD_ALIGN_CORNERS,
-       COORD_ASYMMETRIC };
 static const char *const nearest_modes[] = { "round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL };
-
-enum { RESIZE_MODE, RESIZE_SCALES, RESIZE_SIZES, RESIZE_COORDINATES, RESIZE_NEAREST_MODE,
-       RESIZE_CUBIC_A, RESIZE_EXCLUDE_OUTSIDE };
 
 static const st_param_desc resize_params[] = {
 	[RESIZE_MODE] = { .name = "mode", .kind = ST_PARAM_ENUM, .default_value = "nearest",
@@ -194,9 +188,6 @@ resize_reshape(st_reshape *r, const st_host_api *api)
 /* ---- pad ---- */
 
 static const char *const pad_modes[] = { "constant", "reflect", "edge", NULL };
-enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE };
-
-enum { PAD_MODE, PAD_PADS, PAD_VALUE };
 
 static const st_param_desc pad_params[] = {
 	[PAD_MODE] = { .name = "mode", .kind = ST_PARAM_ENUM, .default_value = "constant",
@@ -317,8 +308,6 @@ pad_reshape(st_reshape *r, const st_host_api *api)
 }
 
 /* ---- slice ---- */
-
-enum { SLICE_STARTS, SLICE_ENDS, SLICE_AXES, SLICE_STEPS };
 
 static const st_param_desc slice_params[] = {
 	[SLICE_STARTS] = { .name = "starts", .kind = ST_PARAM_DIMS, .default_value = "[]",
@@ -557,8 +546,6 @@ flatten_reshape(st_reshape *r, const st_host_api *api)
 	return 0;
 }
 
-enum { TRANSPOSE_PERM };
-
 static const st_param_desc transpose_params[] = {
 	[TRANSPOSE_PERM] = { .name = "perm", .kind = ST_PARAM_DIMS, .default_value = "[]",
 	                     .min_count = 0, .max_count = ST_MAX_RANK,
@@ -611,8 +598,6 @@ transpose_reshape(st_reshape *r, const st_host_api *api)
 /* ---- space_to_depth, depth_to_space ---- */
 
 static const char *const d2s_modes[] = { "DCR", "CRD", NULL };
-
-enum { BLOCK_SIZE, D2S_MODE };
 
 static const st_param_desc s2d_params[] = {
 	[BLOCK_SIZE] = { .name = "block_size", .kind = ST_PARAM_INT, .default_value = "2",

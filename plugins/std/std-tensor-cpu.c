@@ -1,7 +1,278 @@
-/* Placeholder: the CPU implementations arrive with issue 3's kernels. */
+/* CPU implementations of std-tensor.c's layers: constant, identity,
+ * dropout, softmax, elementwise, linear_blend, concatenation and split. */
 #include "config.h"
 
+#include <math.h>
+
+#include "k-tensor.h"
 #include "std.h"
 
-const st_impl_desc std_tensor_impls[1];
-const int std_tensor_impl_count = 0;
+#define NCHW ST_LAYOUT_BIT(ST_LAYOUT_NCHW)
+#define BIT(t) ST_DTYPE_BIT(ST_DTYPE_##t)
+
+static int64_t
+tensor_bytes(const st_tensor *t)
+{
+	return k_elements(&t->shape) * (int64_t)k_dtype_size(t->shape.dtype);
+}
+
+/* Fails unless input 0 has dtype t (the host converts to what the
+ * implementation declares, so this guards the contract). */
+static int
+require_dtype(st_exec_layer *L, const st_host_api *api, const st_tensor *x, st_dtype t)
+{
+	if (x->shape.dtype == t)
+		return 0;
+	api->fail(L, "%s runs on %s tensors here, but got %s", L->desc->name, api->dtype_name(t),
+	          api->dtype_name(x->shape.dtype));
+	return -1;
+}
+
+/* ---- constant ---- */
+
+static int
+constant_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	const st_tensor *values = L->n_weights > 0 ? &L->weights[0] : NULL;
+	st_tensor *out = &L->outputs[0];
+	if (values == NULL || values->data == NULL)
+		return 0;
+	int64_t n = k_elements(&out->shape);
+	char have[SHAPE_TEXT], want[SHAPE_TEXT];
+	if (k_elements(&values->shape) != n) {
+		api->fail(L, "values holds %s but the constant is %s",
+		          std_shape_text(api, &values->shape, have), std_shape_text(api, &out->shape, want));
+		return -1;
+	}
+	/* Weights come as float32; each value must survive the trip into the
+	 * constant's dtype, or the file and the run would disagree. */
+	if (values->shape.dtype == ST_DTYPE_FLOAT32) {
+		const float *v = values->data;
+		for (int64_t i = 0; i < n; i++) {
+			if (!k_float_fits(v[i], out->shape.dtype)) {
+				api->fail(L, "values element %lld is %.9g, which dtype %s cannot hold",
+				          (long long)i, (double)v[i], api->dtype_name(out->shape.dtype));
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static int
+constant_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	const st_tensor *values = L->n_weights > 0 ? &L->weights[0] : NULL;
+	st_tensor *out = &L->outputs[0];
+	int64_t n = k_elements(&out->shape);
+	if (values != NULL && values->data != NULL) {
+		k_convert(values->data, values->shape.dtype, out->data, out->shape.dtype, n);
+		return 0;
+	}
+	uint64_t element = 0;
+	k_scalar(L->params[CONSTANT_VALUE].f, out->shape.dtype, &element);
+	k_fill(out->data, n, &element, k_dtype_size(out->shape.dtype), ctx);
+	return 0;
+}
+
+/* ---- identity, dropout: a copy, or nothing when the host shares the buffer ---- */
+
+static int
+copy_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	k_copy(L->outputs[0].data, L->inputs[0].data, (size_t)tensor_bytes(&L->inputs[0]), ctx);
+	return 0;
+}
+
+/* ---- softmax ---- */
+
+/* The input as [outer, len, inner] around the softmax axis. */
+static void
+around_axis(const st_shape *s, int axis, int64_t *outer, int64_t *len, int64_t *inner)
+{
+	*outer = *inner = 1;
+	for (int k = 0; k < axis; k++)
+		*outer *= s->dims[k];
+	*len = s->dims[axis];
+	for (int k = axis + 1; k < s->rank; k++)
+		*inner *= s->dims[k];
+}
+
+static int
+softmax_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	const st_tensor *x = &L->inputs[0];
+	if (require_dtype(L, api, x, ST_DTYPE_FLOAT32) != 0)
+		return -1;
+	if (std_axis(L->params[SOFTMAX_AXIS].i, x->shape.rank) < 0) {
+		api->fail(L, "axis %lld is out of range for rank %d", (long long)L->params[SOFTMAX_AXIS].i,
+		          x->shape.rank);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+softmax_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	const st_tensor *x = &L->inputs[0];
+	int axis = std_axis(L->params[SOFTMAX_AXIS].i, x->shape.rank);
+	int64_t outer, len, inner;
+	around_axis(&x->shape, axis, &outer, &len, &inner);
+	k_softmax(x->data, L->outputs[0].data, outer, len, inner, ctx);
+	return 0;
+}
+
+/* ---- elementwise ---- */
+
+/* The operations in the descriptor's order, as kernels name them. */
+static const char *const eltwise_names[] = { "add", "sub", "mul", "div", "max", "min" };
+static const k_op eltwise_ops[] = {
+	[OP_ADD] = K_OP_ADD, [OP_SUB] = K_OP_SUB, [OP_MUL] = K_OP_MUL,
+	[OP_DIV] = K_OP_DIV, [OP_MAX] = K_OP_MAX, [OP_MIN] = K_OP_MIN,
+};
+
+/*
+ * The shape input i broadcasts with. Under broadcast channel a per-channel
+ * vector ([C], [1,C], [N,C] or [1,C,1,…]) lines up with axis 1 of input 0,
+ * so it becomes [1 or N, C, 1, …] of input 0's rank; numpy rules then agree.
+ */
+static st_shape
+operand_shape(const st_exec_layer *L, int i)
+{
+	const st_shape *s = &L->inputs[i].shape;
+	if (i == 0 || L->params[ELTWISE_BROADCAST].i != BROADCAST_CHANNEL || s->rank > 2)
+		return *s;
+	const st_shape *x = &L->inputs[0].shape;
+	st_shape v = { .dtype = s->dtype, .rank = x->rank };
+	for (int k = 0; k < x->rank; k++)
+		v.dims[k] = 1;
+	v.dims[0] = s->rank == 2 ? s->dims[0] : 1;
+	v.dims[1] = s->dims[s->rank - 1];
+	return v;
+}
+
+static int
+eltwise_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	int op = (int)L->params[ELTWISE_OPERATION].i;
+	st_dtype t = L->outputs[0].shape.dtype;
+	if (!k_binary_supports(eltwise_ops[op], t)) {
+		api->fail(L, "operation %s is not implemented for %s tensors", eltwise_names[op],
+		          api->dtype_name(t));
+		return -1;
+	}
+	for (int i = 0; i < L->n_inputs; i++) {
+		if (L->inputs[i].data == NULL || L->inputs[i].shape.dtype != t) {
+			api->fail(L, "input %d is missing or not %s", i, api->dtype_name(t));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+eltwise_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	st_tensor *out = &L->outputs[0];
+	st_dtype t = out->shape.dtype;
+	k_op op = eltwise_ops[L->params[ELTWISE_OPERATION].i];
+	if (L->n_inputs == 1) {
+		k_copy(out->data, L->inputs[0].data, (size_t)tensor_bytes(out), ctx);
+		return 0;
+	}
+	/* Fold from the first input to the last; after the first step the
+	 * running result lives in the output, which has the full shape. */
+	st_shape a = operand_shape(L, 0), b = operand_shape(L, 1);
+	k_binary(op, t, out->data, &out->shape, L->inputs[0].data, &a, L->inputs[1].data, &b, ctx);
+	for (int i = 2; i < L->n_inputs; i++) {
+		b = operand_shape(L, i);
+		k_binary(op, t, out->data, &out->shape, out->data, &out->shape, L->inputs[i].data, &b, ctx);
+	}
+	return 0;
+}
+
+/* ---- linear_blend ---- */
+
+static int
+blend_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	if (require_dtype(L, api, &L->inputs[0], ST_DTYPE_FLOAT32) != 0 ||
+	    require_dtype(L, api, &L->inputs[1], ST_DTYPE_FLOAT32) != 0)
+		return -1;
+	return 0;
+}
+
+static int
+blend_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	st_tensor *out = &L->outputs[0];
+	k_linear_blend((float)L->params[BLEND_ALPHA].f, out->data, &out->shape, L->inputs[0].data,
+	               &L->inputs[0].shape, L->inputs[1].data, &L->inputs[1].shape, ctx);
+	return 0;
+}
+
+/* ---- concatenation and split ---- */
+
+static int
+concat_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	st_tensor *out = &L->outputs[0];
+	int axis = std_axis(L->params[CONCAT_AXIS].i, out->shape.rank);
+	k_concat(L->inputs, L->n_inputs, axis, out, ctx);
+	return 0;
+}
+
+static int
+axis_prepare(st_exec_layer *L, const st_host_api *api, int64_t axis, int rank)
+{
+	if (std_axis(axis, rank) >= 0)
+		return 0;
+	api->fail(L, "axis %lld is out of range for rank %d", (long long)axis, rank);
+	return -1;
+}
+
+static int
+concat_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	return axis_prepare(L, api, L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank);
+}
+
+static int
+split_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	return axis_prepare(L, api, L->params[SPLIT_AXIS].i, L->inputs[0].shape.rank);
+}
+
+static int
+split_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	const st_tensor *in = &L->inputs[0];
+	int axis = std_axis(L->params[SPLIT_AXIS].i, in->shape.rank);
+	k_split(in, axis, L->outputs, L->n_outputs, ctx);
+	return 0;
+}
+
+/* ---- the table ---- */
+
+#define ARITHMETIC_TYPES (BIT(FLOAT32) | BIT(INT64) | BIT(INT32) | BIT(INT8) | BIT(UINT8))
+
+const st_impl_desc std_tensor_impls[] = {
+	{ .layer = "constant", .backend = "cpu", .layouts = NCHW, .dtypes = ST_DTYPE_BITS_ALL,
+	  .prepare = constant_prepare, .run = constant_run },
+	{ .layer = "identity", .backend = "cpu", .layouts = NCHW, .dtypes = ST_DTYPE_BITS_ALL,
+	  .flags = ST_IMPL_IN_PLACE, .run = copy_run },
+	{ .layer = "dropout", .backend = "cpu", .layouts = NCHW, .dtypes = ST_DTYPE_BITS_ALL,
+	  .flags = ST_IMPL_IN_PLACE, .run = copy_run },
+	{ .layer = "softmax", .backend = "cpu", .layouts = NCHW, .dtypes = BIT(FLOAT32),
+	  .flags = ST_IMPL_IN_PLACE, .prepare = softmax_prepare, .run = softmax_run },
+	{ .layer = "elementwise", .backend = "cpu", .layouts = NCHW, .dtypes = ARITHMETIC_TYPES,
+	  .prepare = eltwise_prepare, .run = eltwise_run },
+	{ .layer = "linear_blend", .backend = "cpu", .layouts = NCHW, .dtypes = BIT(FLOAT32),
+	  .prepare = blend_prepare, .run = blend_run },
+	{ .layer = "concatenation", .backend = "cpu", .layouts = NCHW, .dtypes = ST_DTYPE_BITS_ALL,
+	  .prepare = concat_prepare, .run = concat_run },
+	{ .layer = "split", .backend = "cpu", .layouts = NCHW, .dtypes = ST_DTYPE_BITS_ALL,
+	  .prepare = split_prepare, .run = split_run },
+};
+const int std_tensor_impl_count = STD_COUNT(std_tensor_impls);

@@ -115,8 +115,6 @@ output_reshape(st_reshape *r, const st_host_api *api)
 	return 0;
 }
 
-enum { CONSTANT_DIMS, CONSTANT_DTYPE, CONSTANT_VALUE };
-
 static const st_param_desc constant_params[] = {
 	[CONSTANT_DIMS] = { .name = "dims", .kind = ST_PARAM_DIMS, .default_value = "[]",
 	                    .flags = ST_PARAM_HAS_MIN, .min = 0, .min_count = 0, .max_count = ST_MAX_RANK,
@@ -191,8 +189,6 @@ dropout_reshape(st_reshape *r, const st_host_api *api)
 	return 0;
 }
 
-enum { SOFTMAX_AXIS };
-
 static const st_param_desc softmax_params[] = {
 	[SOFTMAX_AXIS] = { .name = "axis", .kind = ST_PARAM_INT, .default_value = "-1",
 	                   .doc = "Axis along which the exponentials are normalised to sum to 1; "
@@ -228,11 +224,7 @@ softmax_reshape(st_reshape *r, const st_host_api *api)
 /* ---- elementwise and linear_blend ---- */
 
 static const char *const operation_names[] = { "add", "sub", "mul", "div", "max", "min", NULL };
-enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };
 static const char *const broadcast_names[] = { "numpy", "channel", NULL };
-enum { BROADCAST_NUMPY, BROADCAST_CHANNEL };
-
-enum { ELTWISE_OPERATION, ELTWISE_BROADCAST };
 
 static const st_param_desc eltwise_params[] = {
 	[ELTWISE_OPERATION] = { .name = "operation", .kind = ST_PARAM_ENUM, .default_value = "add",
@@ -373,8 +365,6 @@ eltwise_reshape(st_reshape *r, const st_host_api *api)
 	return 0;
 }
 
-enum { BLEND_ALPHA };
-
 static const st_param_desc blend_params[] = {
 	[BLEND_ALPHA] = { .name = "alpha", .kind = ST_PARAM_FLOAT, .default_value = "0.5",
 	                  .flags = ST_PARAM_HAS_MIN | ST_PARAM_HAS_MAX, .min = 0, .max = 1,
@@ -415,8 +405,6 @@ blend_reshape(st_reshape *r, const st_host_api *api)
 }
 
 /* ---- concatenation and split ---- */
-
-enum { CONCAT_AXIS };
 
 static const st_param_desc concat_params[] = {
 	[CONCAT_AXIS] = { .name = "axis", .kind = ST_PARAM_INT, .default_value = "1",
@@ -473,8 +461,6 @@ concat_reshape(st_reshape *r, const st_host_api *api)
 	r->outputs[0] = out;
 	return 0;
 }
-
-enum { SPLIT_AXIS, SPLIT_SPLIT, SPLIT_NUM_OUTPUTS };
 
 static const st_param_desc split_params[] = {
 	[SPLIT_AXIS] = { .name = "axis", .kind = ST_PARAM_INT, .default_value = "1",

@@ -33,10 +33,13 @@ extern const st_activation_impl std_activation_impls[]; /* std-activation-cpu.c 
 extern const int std_activation_impl_count;
 
 /*
- * Parameter positions of the sliding-window and dense layers, shared by
- * their descriptors (std-conv.c, std-norm.c) and their CPU implementations
- * (std-conv-cpu.c, std-norm-cpu.c): each enum follows its table's order.
+ * Parameter positions and enum values the CPU implementations read, kept
+ * here so the descriptors (which define the parameter tables in this
+ * order) and the implementations share them. An enum value is the index of
+ * its text in the descriptor's enum_values list.
  */
+
+/* std-conv.c and std-norm.c: sliding-window and dense layers. */
 enum std_padding_mode { PADDING_EXPLICIT, PADDING_SAME, PADDING_SAME_LOWER, PADDING_VALID };
 enum std_pooling_mode { POOLING_MAX, POOLING_AVG };
 enum {
@@ -74,6 +77,41 @@ enum { GLOBAL_POOL_MODE };
 enum { BATCH_NORM_EPSILON };
 enum { INSTANCE_NORM_EPSILON };
 enum { FC_NUM_OUTPUT, FC_BIAS };
+
+/* std-tensor.c */
+enum { CONSTANT_DIMS, CONSTANT_DTYPE, CONSTANT_VALUE };
+enum { SOFTMAX_AXIS };
+enum { ELTWISE_OPERATION, ELTWISE_BROADCAST };
+enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MAX, OP_MIN };  /* operation */
+enum { BROADCAST_NUMPY, BROADCAST_CHANNEL };               /* broadcast */
+enum { BLEND_ALPHA };
+enum { CONCAT_AXIS };
+enum { SPLIT_AXIS, SPLIT_SPLIT, SPLIT_NUM_OUTPUTS };
+
+/* std-shape.c */
+enum { RESIZE_MODE, RESIZE_SCALES, RESIZE_SIZES, RESIZE_COORDINATES, RESIZE_NEAREST_MODE,
+       RESIZE_CUBIC_A, RESIZE_EXCLUDE_OUTSIDE };
+enum { RESIZE_NEAREST, RESIZE_LINEAR, RESIZE_CUBIC };     /* mode */
+enum { COORD_HALF_PIXEL, COORD_HALF_PIXEL_SYMMETRIC, COORD_PYTORCH_HALF_PIXEL, COORD_ALIGN_CORNERS,
+       COORD_ASYMMETRIC };                                 /* coordinate_transformation_mode */
+enum { NEAREST_ROUND_PREFER_FLOOR, NEAREST_ROUND_PREFER_CEIL, NEAREST_FLOOR,
+       NEAREST_CEIL };                                     /* nearest_mode */
+enum { PAD_MODE, PAD_PADS, PAD_VALUE };
+enum { PAD_CONSTANT, PAD_REFLECT, PAD_EDGE };              /* mode */
+enum { SLICE_STARTS, SLICE_ENDS, SLICE_AXES, SLICE_STEPS };
+enum { TRANSPOSE_PERM };
+enum { BLOCK_SIZE, D2S_MODE };                             /* space_to_depth has only the first */
+enum { D2S_DCR, D2S_CRD };                                 /* mode */
+
+/* std-activation.c: coefficient positions of the activations that have any. */
+enum { LEAKY_RELU_ALPHA };
+enum { PRELU_ALPHA };
+enum { ELU_ALPHA };
+enum { SELU_ALPHA, SELU_GAMMA };
+enum { HARD_SIGMOID_ALPHA, HARD_SIGMOID_BETA };
+enum { GELU_APPROXIMATE };
+enum { GELU_NONE, GELU_TANH };                             /* approximate */
+enum { CLIP_MIN, CLIP_MAX };
 
 /* The entry point; also callable directly when the collection is linked in. */
 int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
