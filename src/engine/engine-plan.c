@@ -357,9 +357,10 @@ prepare_all(st_plan *p, st_diag *d)
 	return 0;
 }
 
-/* (Re)allocates the arena and scratch, and points every view at its memory. */
+/* (Re)allocates the arena and points every tensor and view at its memory:
+ * prepare sees the shapes and buffers it will run on. */
 static void
-place_views(st_plan *p)
+place_tensors(st_plan *p)
 {
 	if (p->arena_bytes > p->arena_capacity) {
 		free(p->arena);
@@ -369,15 +370,6 @@ place_views(st_plan *p)
 			abort();
 		}
 		p->arena_capacity = p->arena_bytes;
-	}
-	if (p->scratch_bytes > p->scratch_capacity) {
-		free(p->scratch);
-		p->scratch = aligned_alloc(ALIGN, p->scratch_bytes);
-		if (p->scratch == NULL) {
-			fprintf(stderr, "strata: out of memory (scratch of %zu bytes)\n", p->scratch_bytes);
-			abort();
-		}
-		p->scratch_capacity = p->scratch_bytes;
 	}
 	for (int i = 0; i < p->n_tensors; i++)
 		p->tensors[i].t.data = (char *)p->arena + p->tensors[i].offset;
@@ -393,7 +385,25 @@ place_views(st_plan *p)
 		}
 		for (int k = 0; k < s->n_out; k++)
 			s->out_view[k] = p->tensors[s->out[k]].t;
-		s->L.scratch = p->scratch;
+	}
+}
+
+/* (Re)allocates the scratch area prepare asked for and hands it out. */
+static void
+place_scratch(st_plan *p)
+{
+	if (p->scratch_bytes > p->scratch_capacity) {
+		free(p->scratch);
+		p->scratch = aligned_alloc(ALIGN, p->scratch_bytes);
+		if (p->scratch == NULL) {
+			fprintf(stderr, "strata: out of memory (scratch of %zu bytes)\n", p->scratch_bytes);
+			abort();
+		}
+		p->scratch_capacity = p->scratch_bytes;
+	}
+	for (int i = 0; i < p->n_steps; i++) {
+		if (p->steps[i].kind == ST_STEP_LAYER)
+			p->steps[i].L.scratch = p->scratch;
 	}
 }
 
@@ -510,9 +520,9 @@ plan_build(st_plan *p, st_diag *d)
 		p->output_tensor[o] = t;
 	}
 	plan_memory(p);
-	if (p->weights_bound && prepare_all(p, d) != 0)
-		return -1;
-	place_views(p);
+	place_tensors(p);
+	if (p->weights_bound)
+		return plan_prepare(p, d);
 	return 0;
 }
 
@@ -521,7 +531,7 @@ plan_prepare(st_plan *p, st_diag *d)
 {
 	if (prepare_all(p, d) != 0)
 		return -1;
-	place_views(p);
+	place_scratch(p);
 	return 0;
 }
 
