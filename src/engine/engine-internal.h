@@ -97,6 +97,8 @@ bool format_is_fp16(st_tensor_format f);
 st_layout format_layout(st_tensor_format f);
 
 /* engine-run.c */
-void convert_tensor(const st_tensor *src, st_tensor *dst);
+/* Copies src into dst, converting dtype and layout; tmp holds the dtype
+ * converted copy when both change (the plan's scratch, which covers it). */
+void convert_tensor(const st_tensor *src, st_tensor *dst, void *tmp, const st_exec_ctx *ctx);
 
 #endif

@@ -353,6 +353,17 @@ prepare_all(st_plan *p, st_diag *d)
 		if (s->L.scratch_bytes > scratch)
 			scratch = s->L.scratch_bytes;
 	}
+	/* Conversions that change dtype and layout at once stage through the
+	 * scratch area, as do inputs and outputs copied in and out. */
+	for (int i = 0; i < p->n_tensors; i++) {
+		if (p->tensors[i].bytes > scratch && p->tensors[i].t.shape.rank >= 3)
+			scratch = p->tensors[i].bytes;
+	}
+	for (int o = 0; o < p->n_outputs; o++) {
+		int64_t bytes = st_shape_bytes(&p->output_shapes[o]);
+		if (bytes > 0 && (size_t)bytes > scratch)
+			scratch = (size_t)bytes;
+	}
 	p->scratch_bytes = align_up(scratch);
 	return 0;
 }

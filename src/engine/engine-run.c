@@ -8,114 +8,33 @@
 #include <string.h>
 
 #include "engine-internal.h"
+#include "k-tensor.h"
 
 /* ---- conversions between dtypes and layouts ---- */
 
-static double
-read_element(const void *data, st_dtype t, int64_t i)
-{
-	switch (t) {
-	case ST_DTYPE_FLOAT32:
-		return ((const float *)data)[i];
-	case ST_DTYPE_FLOAT16:
-		return st_half_to_float(((const uint16_t *)data)[i]);
-	case ST_DTYPE_INT64:
-		return (double)((const int64_t *)data)[i];
-	case ST_DTYPE_INT32:
-		return ((const int32_t *)data)[i];
-	case ST_DTYPE_INT8:
-		return ((const int8_t *)data)[i];
-	case ST_DTYPE_UINT8:
-	case ST_DTYPE_BOOL:
-		return ((const uint8_t *)data)[i];
-	default:
-		return 0;
-	}
-}
-
-static void
-write_element(void *data, st_dtype t, int64_t i, double v)
-{
-	switch (t) {
-	case ST_DTYPE_FLOAT32:
-		((float *)data)[i] = (float)v;
-		break;
-	case ST_DTYPE_FLOAT16:
-		((uint16_t *)data)[i] = st_float_to_half((float)v);
-		break;
-	case ST_DTYPE_INT64:
-		((int64_t *)data)[i] = (int64_t)v;
-		break;
-	case ST_DTYPE_INT32:
-		((int32_t *)data)[i] = (int32_t)v;
-		break;
-	case ST_DTYPE_INT8:
-		((int8_t *)data)[i] = (int8_t)v;
-		break;
-	case ST_DTYPE_UINT8:
-		((uint8_t *)data)[i] = (uint8_t)v;
-		break;
-	case ST_DTYPE_BOOL:
-		((uint8_t *)data)[i] = v != 0;
-		break;
-	default:
-		break;
-	}
-}
-
-/* Index in NCHW order of the element that sits at position i of an NHWC
- * tensor of shape s (rank >= 3). */
-static int64_t
-nhwc_to_nchw_index(const st_shape *s, int64_t i)
-{
-	int r = s->rank;
-	int64_t c = i % s->dims[1];
-	int64_t rest = i / s->dims[1]; /* n and spatial, row-major */
-	int64_t spatial = 1;
-	for (int k = 2; k < r; k++)
-		spatial *= s->dims[k];
-	int64_t n = rest / spatial, pos = rest % spatial;
-	return (n * s->dims[1] + c) * spatial + pos;
-}
-
 void
-convert_tensor(const st_tensor *src, st_tensor *dst)
+convert_tensor(const st_tensor *src, st_tensor *dst, void *tmp, const st_exec_ctx *ctx)
 {
 	int64_t n = st_shape_elements(&src->shape);
 	bool same_layout = src->layout == dst->layout || src->shape.rank < 3;
 	st_dtype a = src->shape.dtype, b = dst->shape.dtype;
-	if (same_layout && a == b) {
-		memcpy(dst->data, src->data, (size_t)st_shape_bytes(&src->shape));
+	if (same_layout) {
+		k_convert(src->data, a, dst->data, b, n);
 		return;
 	}
-	if (same_layout && a == ST_DTYPE_FLOAT32 && b == ST_DTYPE_FLOAT16) {
-		const float *x = src->data;
-		uint16_t *y = dst->data;
-		for (int64_t i = 0; i < n; i++)
-			y[i] = st_float_to_half(x[i]);
-		return;
+	/* Change the dtype first (into tmp when it changes), then the layout. */
+	const void *from = src->data;
+	if (a != b) {
+		k_convert(src->data, a, tmp, b, n);
+		from = tmp;
 	}
-	if (same_layout && a == ST_DTYPE_FLOAT16 && b == ST_DTYPE_FLOAT32) {
-		const uint16_t *x = src->data;
-		float *y = dst->data;
-		for (int64_t i = 0; i < n; i++)
-			y[i] = st_half_to_float(x[i]);
-		return;
-	}
-	/* The general case, element by element. */
-	for (int64_t i = 0; i < n; i++) {
-		int64_t si = i, di = i;
-		if (!same_layout) {
-			/* Walk the destination in order; find where each element comes from. */
-			if (dst->layout == ST_LAYOUT_NHWC)
-				si = nhwc_to_nchw_index(&dst->shape, i);
-			else {
-				/* dst NCHW, src NHWC: invert by walking the source instead. */
-				di = nhwc_to_nchw_index(&src->shape, i);
-			}
-		}
-		write_element(dst->data, b, di, read_element(src->data, a, si));
-	}
+	st_shape logical = src->shape;
+	logical.dtype = b;
+	size_t elem = (size_t)st_dtype_size(b);
+	if (dst->layout == ST_LAYOUT_NHWC)
+		k_nchw_to_nhwc(from, dst->data, &logical, elem, ctx);
+	else
+		k_nhwc_to_nchw(from, dst->data, &logical, elem, ctx);
 }
 
 /* ---- weights ---- */
@@ -150,6 +69,8 @@ bind_slot_weights(layer_slot *slot, st_weights *dir, bool random, uint64_t seed,
 			t->data = data;
 			continue;
 		}
+		if (dir == NULL)
+			continue; /* optional, and no folder to look in */
 		char err[512];
 		int rc = st_weights_load(dir, l->name, wd->name, &t->shape, wd->optional, &slot->weight_files[w],
 		                         err, sizeof err);
@@ -184,21 +105,25 @@ static int
 bind(st_plan *p, const char *dir_path, bool random, uint64_t seed, st_diag *d)
 {
 	st_weights *dir = NULL;
-	bool needs_files = false;
-	for (int s = 0; s < p->n_slots && !random; s++)
-		needs_files |= p->slots[s].n_weights > 0;
-	if (!random && needs_files) {
-		if (dir_path == NULL || *dir_path == '\0') {
-			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
-			            "the model has weights but no weights folder: give one (strata run --weights "
-			            "DIR, or the network's 'weights' setting) or use random weights");
-			return -1;
-		}
+	if (!random && dir_path != NULL && *dir_path != '\0') {
 		char err[512];
 		dir = st_weights_open(dir_path, err, sizeof err);
 		if (dir == NULL) {
 			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "%s", err);
 			return -1;
+		}
+	} else if (!random) {
+		/* Without a folder only optional weights (constants' values) can be absent. */
+		for (int s = 0; s < p->n_slots; s++) {
+			for (int w = 0; w < p->slots[s].n_weights; w++) {
+				if (!p->slots[s].weight_desc[w].optional) {
+					st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
+					            "the model has weights but no weights folder: give one (strata run "
+					            "--weights DIR, or the network's 'weights' setting) or use random "
+					            "weights");
+					return -1;
+				}
+			}
 		}
 	}
 	int failures = 0;
@@ -259,6 +184,10 @@ int
 st_plan_set_input(st_plan *p, int i, const st_tensor *t, st_diag *d)
 {
 	const char *name = st_plan_input_name(p, i);
+	if (!p->weights_bound) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "bind weights (or random weights) before setting inputs");
+		return -1;
+	}
 	st_shape want = p->input_shapes[i];
 	bool same_dims = want.rank == t->shape.rank;
 	for (int k = 0; same_dims && k < want.rank; k++)
@@ -299,7 +228,7 @@ st_plan_set_input(st_plan *p, int i, const st_tensor *t, st_diag *d)
 	plan_tensor *dst = &p->tensors[p->slots[p->input_slots[i]].out_tensor[0]];
 	st_tensor src = *t;
 	src.layout = ST_LAYOUT_NCHW;
-	convert_tensor(&src, &dst->t);
+	convert_tensor(&src, &dst->t, p->scratch, &p->ctx);
 	p->inputs_set = true;
 	return 0;
 }
@@ -327,7 +256,7 @@ st_plan_get_output(const st_plan *p, int i, void *out)
 {
 	const plan_tensor *src = &p->tensors[p->output_tensor[i]];
 	st_tensor dst = { .data = out, .shape = p->output_shapes[i], .layout = ST_LAYOUT_NCHW };
-	convert_tensor(&src->t, &dst);
+	convert_tensor(&src->t, &dst, p->scratch, &p->ctx);
 }
 
 /* ---- running ---- */
@@ -397,7 +326,7 @@ st_plan_run(st_plan *p, st_diag *d)
 		case ST_STEP_FEED:
 			break;
 		case ST_STEP_CONVERT:
-			convert_tensor(&p->tensors[s->src].t, &p->tensors[s->dst].t);
+			convert_tensor(&p->tensors[s->src].t, &p->tensors[s->dst].t, p->scratch, &p->ctx);
 			break;
 		case ST_STEP_LAYER:
 			s->report.failed = false;

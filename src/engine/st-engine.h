@@ -72,8 +72,9 @@ const char *st_plan_input_name(const st_plan *p, int i);
 int st_plan_input_index(const st_plan *p, const char *name);
 /* The shape (and dtype) the input takes now. */
 const st_shape *st_plan_input_shape(const st_plan *p, int i);
-/* Copies t (NCHW, any dtype convertible to the input's) into input i. A
- * different shape re-plans for it (dynamic sizes); weights stay bound. */
+/* Copies t (NCHW, any dtype convertible to the input's) into input i, once
+ * weights are bound. A different shape re-plans for it (dynamic sizes);
+ * weights stay bound. */
 int st_plan_set_input(st_plan *p, int i, const st_tensor *t, st_diag *d);
 
 /* Runs every step once. Returns 0, -1 on failure (reason in d), or 1 when
