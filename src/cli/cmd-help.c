@@ -84,8 +84,8 @@ print_man(FILE *out)
 	roff(out, "Strata is a terminal workstation for deep-learning models, made for remote GPU "
 	          "servers reached over SSH. Models are JSON files (.strata.json) of layers whose types "
 	          "come from plugins. This version creates, edits (headless, with the same commands the "
-	          "editor will use), type-checks and describes models; running, profiling, the "
-	          "interactive editor and exports come in later versions.\n");
+	          "editor will use), type-checks, describes and runs models on the CPU; profiling, "
+	          "the GPU backend, the interactive editor and exports come in later versions.\n");
 	fprintf(out, ".SH COMMANDS\n");
 	for (int i = 0; i < cli_n_commands; i++) {
 		const cli_command *c = &cli_commands[i];
@@ -137,8 +137,9 @@ print_man(FILE *out)
 	roff(out, "0 on success; 1 when a check, comparison or run found a problem; 2 on bad usage or "
 	          "an input that cannot be read or parsed; 3 on a runtime failure.\n");
 	fprintf(out, ".SH FILES\n");
-	roff(out, "Models: *.strata.json. Weights: a folder of layerName_weightType.npy files. "
-	          "Layer reference: docs/layers, installed under the data folder.\n");
+	roff(out, "Models: *.strata.json. Weights: a folder of layerName_weightType.npy files (FP32, "
+	          "NCHW), named by the network's weights setting or strata run --weights. Inputs: .npy, "
+	          "PNG or JPEG files. Layer reference: docs/layers, installed under the data folder.\n");
 	fprintf(out, ".SH SEE ALSO\n");
 	roff(out, "The layer reference pages (strata layers --markdown) and docs/model-format.md.\n");
 }
