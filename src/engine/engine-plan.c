@@ -481,10 +481,12 @@ plan_build(st_plan *p, st_diag *d)
 		int step_index = p->n_steps - 1;
 		/* Outputs go on in the plan's format: FP16 storage between layers. */
 		for (int k = 0; k < n_out; k++) {
-			st_dtype natural = p->tensors[st->out[k]].t.shape.dtype;
+			/* converted() may move the steps: read this one by index each time. */
+			int produced = p->steps[step_index].out[k];
+			st_dtype natural = p->tensors[produced].t.shape.dtype;
 			if (is_float(natural))
 				natural = p->float_dtype;
-			slot->out_tensor[k] = converted(p, p->steps[step_index].out[k], natural, p->layout, slot);
+			slot->out_tensor[k] = converted(p, produced, natural, p->layout, slot);
 		}
 		st = &p->steps[step_index]; /* adding conversions may have moved the steps */
 		st->in_view = st_xcalloc((size_t)(n_in ? n_in : 1), sizeof *st->in_view);
