@@ -60,16 +60,13 @@ test_shape_text(const st_shape *s, char *buf, size_t size)
 		snprintf(buf, size, "%s:%s", st_dtype_name(s->dtype), dims);
 }
 
-int
-test_reshape(const char *type_name, const char *params, int n_inputs, const char *const *inputs,
-             test_result *out)
+/* Parameters of type from "name=value name=value" (command syntax); free
+ * with st_params_clear. */
+static void
+parse_params(const st_layer_type *type, const char *type_name, const char *params, st_params *p)
 {
-	memset(out, 0, sizeof *out);
-	const st_layer_type *type = st_registry_find_layer(test_registry(), type_name);
-	cr_assert(type != NULL, "no layer type '%s'", type_name);
 	const st_layer_desc *d = type->desc;
-	st_params p;
-	st_params_init(&p, d->params, d->n_params, type->defaults);
+	st_params_init(p, d->params, d->n_params, type->defaults);
 	char *copy = strdup(params ? params : "");
 	char *save = NULL;
 	for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
@@ -82,10 +79,21 @@ test_reshape(const char *type_name, const char *params, int n_inputs, const char
 		st_value v;
 		cr_assert(st_value_from_text(&d->params[idx], eq + 1, &v, err, sizeof err) == 0,
 		          "parameter %s=%s: %s", tok, eq + 1, err);
-		st_value_clear(&p.values[idx]);
-		p.values[idx] = v;
+		st_value_clear(&p->values[idx]);
+		p->values[idx] = v;
 	}
 	free(copy);
+}
+
+int
+test_reshape(const char *type_name, const char *params, int n_inputs, const char *const *inputs,
+             test_result *out)
+{
+	memset(out, 0, sizeof *out);
+	const st_layer_type *type = st_registry_find_layer(test_registry(), type_name);
+	cr_assert(type != NULL, "no layer type '%s'", type_name);
+	st_params p;
+	parse_params(type, type_name, params, &p);
 	st_shape shapes[64];
 	const st_shape *ptrs[64];
 	cr_assert(n_inputs <= 64);
@@ -167,23 +175,7 @@ test_layer_run(const char *type_name, const char *params, int n_inputs, const st
 	/* Reshape through the same path as test_reshape, from the tensors' shapes. */
 	const st_layer_desc *d = type->desc;
 	st_params p;
-	st_params_init(&p, d->params, d->n_params, type->defaults);
-	char *copy = strdup(params ? params : "");
-	char *save = NULL;
-	for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-		char *eq = strchr(tok, '=');
-		cr_assert(eq != NULL, "test params must be NAME=VALUE, got '%s'", tok);
-		*eq = '\0';
-		int idx = st_params_find(d->params, d->n_params, tok);
-		cr_assert(idx >= 0, "%s has no parameter '%s'", type_name, tok);
-		char err[256];
-		st_value v;
-		cr_assert(st_value_from_text(&d->params[idx], eq + 1, &v, err, sizeof err) == 0,
-		          "parameter %s=%s: %s", tok, eq + 1, err);
-		st_value_clear(&p.values[idx]);
-		p.values[idx] = v;
-	}
-	free(copy);
+	parse_params(type, type_name, params, &p);
 	const st_shape *shapes[64];
 	cr_assert(n_inputs <= 64);
 	for (int i = 0; i < n_inputs; i++)
@@ -274,4 +266,22 @@ test_allclose(const float *a, const float *b, int64_t n, double rtol, char *why,
 	snprintf(why, size, "element %lld: got %.9g, expected %.9g (rtol %g, atol %g, %lld elements)",
 	         (long long)at, a[at], b[at], rtol, atol, (long long)n);
 	return false;
+}
+
+char *
+test_temp_dir(const char *what)
+{
+	const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char *dir = st_xasprintf("%s/strata-%s-XXXXXX", base, what);
+	cr_assert_not_null(mkdtemp(dir));
+	return dir;
+}
+
+void
+test_remove_dir(char *dir)
+{
+	char *cmd = st_xasprintf("rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+	free(dir);
 }

@@ -66,6 +66,11 @@ void test_layer_free(test_layer *out);
  * (ARCHITECTURE.md); on failure writes the worst element into why. */
 bool test_allclose(const float *a, const float *b, int64_t n, double rtol, char *why, size_t size);
 
+/* A fresh folder under $TMPDIR named strata-<what>-XXXXXX; caller removes it
+ * (and frees the name) with test_remove_dir. */
+char *test_temp_dir(const char *what);
+void test_remove_dir(char *dir);
+
 /* A session over a new empty graph, after running script (which must succeed). */
 st_session *test_session(const char *script);
 

@@ -19,24 +19,6 @@ fixture(const char *name)
 	return st_xasprintf("%s/tests/data/images/%s", top, name);
 }
 
-static char *
-temp_dir(void)
-{
-	const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	char *dir = st_xasprintf("%s/strata-image-XXXXXX", base);
-	cr_assert_not_null(mkdtemp(dir));
-	return dir;
-}
-
-static void
-remove_dir(char *dir)
-{
-	char *cmd = st_xasprintf("rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-	free(cmd);
-	free(dir);
-}
-
 /* Reads fixture name and compares every sample with name.npy. */
 static void
 assert_decodes(const char *name, int width, int height, int channels)
@@ -408,7 +390,7 @@ Test(image, refuses_shapes_and_options_that_do_not_fit)
 
 Test(image, writes_png_clamped_to_0_255)
 {
-	char *dir = temp_dir(), err[512];
+	char *dir = test_temp_dir("image"), err[512];
 	const float planes[12] = {
 		-1, 0, 0.5f, 1,             /* red: clamped below, 0, half (rounds to even 128), 1 */
 		2, NAN, 0.25f, 1.0f / 255,  /* green: clamped above, NaN is 0, 63.75, 1 */
@@ -442,5 +424,5 @@ Test(image, writes_png_clamped_to_0_255)
 	cr_assert(strstr(err, "no/such") != NULL, "%s", err);
 	free(missing);
 	free(path);
-	remove_dir(dir);
+	test_remove_dir(dir);
 }

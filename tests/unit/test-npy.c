@@ -29,25 +29,6 @@ read_fixture(const char *name, st_npy *a)
 	free(path);
 }
 
-/* A fresh folder under $TMPDIR; caller removes it with remove_dir. */
-static char *
-temp_dir(void)
-{
-	const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	char *dir = st_xasprintf("%s/strata-npy-XXXXXX", base);
-	cr_assert_not_null(mkdtemp(dir));
-	return dir;
-}
-
-static void
-remove_dir(char *dir)
-{
-	char *cmd = st_xasprintf("rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-	free(cmd);
-	free(dir);
-}
-
 /* A .npy file in memory: magic, version, header length, the header padded
  * as numpy pads it, then n data bytes. Caller frees. */
 static char *
@@ -140,7 +121,7 @@ fill_pattern(st_dtype t, void *data, int64_t n)
 
 Test(npy, round_trip_every_dtype_and_rank)
 {
-	char *dir = temp_dir();
+	char *dir = test_temp_dir("npy");
 	for (int t = 0; t < ST_DTYPE_COUNT; t++) {
 		for (int rank = 0; rank <= ST_MAX_RANK; rank++) {
 			st_shape s = { .dtype = (st_dtype)t, .rank = rank };
@@ -179,7 +160,7 @@ Test(npy, round_trip_every_dtype_and_rank)
 			free(data);
 		}
 	}
-	remove_dir(dir);
+	test_remove_dir(dir);
 }
 
 Test(npy, writes_headers_as_numpy_does)
@@ -222,7 +203,7 @@ Test(npy, writes_headers_as_numpy_does)
 
 Test(npy, write_is_atomic_and_reports_failures)
 {
-	char *dir = temp_dir(), err[512];
+	char *dir = test_temp_dir("npy"), err[512];
 	st_shape s = { .dtype = ST_DTYPE_INT32, .rank = 1, .dims = { 2 } };
 	int32_t v[2] = { 7, -7 };
 	char *missing = st_xasprintf("%s/no/such/dir/x.npy", dir);
@@ -236,7 +217,7 @@ Test(npy, write_is_atomic_and_reports_failures)
 	st_npy_free(&a);
 	free(missing);
 	free(path);
-	remove_dir(dir);
+	test_remove_dir(dir);
 }
 
 /* ---- files numpy wrote ---- */
@@ -557,7 +538,7 @@ Test(npy, read_reports_files_it_cannot_use)
 	st_npy a;
 	cr_assert_eq(st_npy_read("/nonexistent/x.npy", &a, err, sizeof err), -1);
 	cr_assert_str_eq(err, "cannot open /nonexistent/x.npy: No such file or directory");
-	char *dir = temp_dir();
+	char *dir = test_temp_dir("npy");
 	cr_assert_eq(st_npy_read(dir, &a, err, sizeof err), -1);
 	cr_assert(strstr(err, "is not a regular file") != NULL, "%s", err);
 	char *empty = st_xasprintf("%s/empty.npy", dir);
@@ -567,7 +548,7 @@ Test(npy, read_reports_files_it_cannot_use)
 	snprintf(want, sizeof want, "%s: not a NumPy .npy file (no \\x93NUMPY magic)", empty);
 	cr_assert_str_eq(err, want);
 	free(empty);
-	remove_dir(dir);
+	test_remove_dir(dir);
 }
 
 Test(npy, unaligned_data_is_copied_to_aligned_memory)
@@ -584,7 +565,7 @@ Test(npy, unaligned_data_is_copied_to_aligned_memory)
 	memcpy(buf + 10, header, h);
 	memcpy(buf + 10 + h, v, sizeof v);
 	cr_assert_neq((10 + h) % 4, 0);
-	char *dir = temp_dir(), err[512];
+	char *dir = test_temp_dir("npy"), err[512];
 	char *path = st_xasprintf("%s/odd.npy", dir);
 	cr_assert_eq(st_write_file_atomic(path, buf, len, err, sizeof err), 0);
 	st_npy a;
@@ -595,7 +576,7 @@ Test(npy, unaligned_data_is_copied_to_aligned_memory)
 	st_npy_free(&a);
 	free(path);
 	free(buf);
-	remove_dir(dir);
+	test_remove_dir(dir);
 }
 
 /* ---- conversions ---- */

@@ -11,24 +11,6 @@
 #include "helpers.h"
 #include "st-io.h"
 
-static char *
-temp_dir(void)
-{
-	const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-	char *dir = st_xasprintf("%s/strata-weights-XXXXXX", base);
-	cr_assert_not_null(mkdtemp(dir));
-	return dir;
-}
-
-static void
-remove_dir(char *dir)
-{
-	char *cmd = st_xasprintf("rm -rf '%s'", dir);
-	cr_assert_eq(system(cmd), 0);
-	free(cmd);
-	free(dir);
-}
-
 /* Writes <dir>/<name> holding data of shape (dtype in shape). */
 static void
 put(const char *dir, const char *name, st_shape s, const void *data)
@@ -64,7 +46,7 @@ Test(weights, open_refuses_missing_folders_and_files)
 	char err[512];
 	cr_assert_null(st_weights_open("/nonexistent/weights", err, sizeof err));
 	cr_assert_str_eq(err, "weights folder /nonexistent/weights: No such file or directory");
-	char *dir = temp_dir();
+	char *dir = test_temp_dir("weights");
 	put_raw(dir, "file", "x", 1);
 	char *file = st_xasprintf("%s/file", dir), want[600];
 	cr_assert_null(st_weights_open(file, err, sizeof err));
@@ -76,7 +58,7 @@ Test(weights, open_refuses_missing_folders_and_files)
 	st_weights_close(w);
 	st_weights_close(NULL);
 	free(file);
-	remove_dir(dir);
+	test_remove_dir(dir);
 }
 
 Test(weights, file_names_are_layer_underscore_weight)
@@ -103,7 +85,7 @@ Test(weights, file_names_are_layer_underscore_weight)
 
 Test(weights, float32_files_are_used_in_place)
 {
-	char *dir = temp_dir(), err[512];
+	char *dir = test_temp_dir("weights"), err[512];
 	float v[6] = { 1, 2, 3, 4, 5, 6 };
 	put(dir, "conv1_weights.npy", shape4(2, 3, 1, 1), v);
 	st_weights *w = st_weights_open(dir, err, sizeof err);
@@ -117,12 +99,12 @@ Test(weights, float32_files_are_used_in_place)
 	cr_assert(memcmp(a.data, v, sizeof v) == 0);
 	st_npy_free(&a);
 	st_weights_close(w);
-	remove_dir(dir);
+	test_remove_dir(dir);
 }
 
 Test(weights, other_types_convert_to_float32)
 {
-	char *dir = temp_dir(), err[512];
+	char *dir = test_temp_dir("weights"), err[512];
 	double f8[3] = { 0.1, -2, 1e-3 };
 	/* float64 has no st_dtype: write it by hand. */
 	const char *header = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }";
@@ -182,12 +164,12 @@ Test(weights, other_types_convert_to_float32)
 	cr_assert_str_eq(err, want);
 	cr_assert_null(a.data);
 	st_weights_close(w);
-	remove_dir(dir);
+	test_remove_dir(dir);
 }
 
 Test(weights, shape_mismatches_name_the_file_and_both_shapes)
 {
-	char *dir = temp_dir(), err[512], want[600];
+	char *dir = test_temp_dir("weights"), err[512], want[600];
 	float *v = st_xcalloc(64 * 3 * 3 * 3, sizeof *v);
 	put(dir, "conv1_weights.npy", shape4(64, 3, 3, 3), v);
 	put(dir, "conv1_bias.npy", (st_shape){ .rank = 2, .dims = { 1, 64 } }, v);
@@ -211,12 +193,12 @@ Test(weights, shape_mismatches_name_the_file_and_both_shapes)
 	cr_assert_str_eq(err, want);
 	free(v);
 	st_weights_close(w);
-	remove_dir(dir);
+	test_remove_dir(dir);
 }
 
 Test(weights, missing_files_name_the_path_unless_optional)
 {
-	char *dir = temp_dir(), err[512] = "", want[600];
+	char *dir = test_temp_dir("weights"), err[512] = "", want[600];
 	st_weights *w = st_weights_open(dir, err, sizeof err);
 	st_npy a;
 	st_shape s = shape1(ST_DTYPE_FLOAT32, 64);
@@ -231,12 +213,12 @@ Test(weights, missing_files_name_the_path_unless_optional)
 	cr_assert_str_eq(err, "", "an absent optional weight is no error");
 	st_npy_free(&a);
 	st_weights_close(w);
-	remove_dir(dir);
+	test_remove_dir(dir);
 }
 
 Test(weights, damaged_files_name_the_path)
 {
-	char *dir = temp_dir(), err[512], want[800];
+	char *dir = test_temp_dir("weights"), err[512], want[800];
 	float v[4] = { 0 };
 	put(dir, "fc_weights.npy", shape1(ST_DTYPE_FLOAT32, 4), v);
 	char *path = st_xasprintf("%s/fc_weights.npy", dir);
@@ -257,13 +239,13 @@ Test(weights, damaged_files_name_the_path)
 	free(sub);
 	free(path);
 	st_weights_close(w);
-	remove_dir(dir);
+	test_remove_dir(dir);
 }
 
 Test(weights, data_aligned_less_than_64_bytes_is_copied)
 {
 	/* Older numpy padded headers to 16 bytes: data at offset 80. */
-	char *dir = temp_dir(), err[512];
+	char *dir = test_temp_dir("weights"), err[512];
 	const char *header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
 	size_t h = strlen(header), padded = 70;
 	char buf[80 + 8];
@@ -285,7 +267,7 @@ Test(weights, data_aligned_less_than_64_bytes_is_copied)
 	cr_assert(memcmp(a.data, v, sizeof v) == 0);
 	st_npy_free(&a);
 	st_weights_close(w);
-	remove_dir(dir);
+	test_remove_dir(dir);
 }
 
 /* ---- random weights ---- */
