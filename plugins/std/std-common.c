@@ -52,3 +52,27 @@ std_declare_weight(st_reshape *r, const st_host_api *api, const char *name, int 
 	/* The host reports why a declaration fails. */
 	return api->add_weight(r, name, &s, false) == 0 ? 0 : -1;
 }
+
+int
+std_check_weight(st_exec_layer *L, const st_host_api *api, int index, const char *what, int rank,
+                 const int64_t *dims)
+{
+	if (index >= L->n_weights || L->weights[index].data == NULL) {
+		api->fail(L, "the %s weights are missing", what);
+		return -1;
+	}
+	const st_shape *s = &L->weights[index].shape;
+	st_shape want = { .dtype = ST_DTYPE_FLOAT32, .rank = rank };
+	for (int i = 0; i < rank; i++)
+		want.dims[i] = dims[i];
+	bool same = s->dtype == ST_DTYPE_FLOAT32 && s->rank == rank;
+	for (int i = 0; same && i < rank; i++)
+		same = s->dims[i] == dims[i];
+	if (!same) {
+		char a[SHAPE_TEXT], b[SHAPE_TEXT];
+		api->fail(L, "the %s weights are %s %s, expected float32 %s", what, api->dtype_name(s->dtype),
+		          std_shape_text(api, s, a), std_shape_text(api, &want, b));
+		return -1;
+	}
+	return 0;
+}

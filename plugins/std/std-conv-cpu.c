@@ -201,31 +201,6 @@ window_sizes(st_exec_layer *L, const st_host_api *api, int padding, bool ceil_mo
 	return 0;
 }
 
-/* Checks a weight tensor's presence and shape against dims. */
-static int
-check_weight(st_exec_layer *L, const st_host_api *api, int index, const char *what, int rank,
-             const int64_t *dims)
-{
-	if (index >= L->n_weights || L->weights[index].data == NULL) {
-		api->fail(L, "the %s weights are missing", what);
-		return -1;
-	}
-	const st_shape *s = &L->weights[index].shape;
-	st_shape want = { .dtype = ST_DTYPE_FLOAT32, .rank = rank };
-	for (int i = 0; i < rank; i++)
-		want.dims[i] = dims[i];
-	bool same = s->dtype == ST_DTYPE_FLOAT32 && s->rank == rank;
-	for (int i = 0; same && i < rank; i++)
-		same = s->dims[i] == dims[i];
-	if (!same) {
-		char a[SHAPE_TEXT], b[SHAPE_TEXT];
-		api->fail(L, "the %s weights are %s %s, expected float32 %s", what, api->dtype_name(s->dtype),
-		          std_shape_text(api, s, a), std_shape_text(api, &want, b));
-		return -1;
-	}
-	return 0;
-}
-
 /* Checks groups, the filter and (when the bias parameter is on) the bias:
  * filters are first_dim x second_dim x kernel.... */
 static int
@@ -244,9 +219,9 @@ check_filters(st_exec_layer *L, const st_host_api *api, const k_window *w, int64
 		api->fail(L, "expected %d weight tensors, got %d", bias ? 2 : 1, L->n_weights);
 		return -1;
 	}
-	if (check_weight(L, api, 0, "filter", 2 + w->spatial, dims) != 0)
+	if (std_check_weight(L, api, 0, "filter", 2 + w->spatial, dims) != 0)
 		return -1;
-	return bias ? check_weight(L, api, 1, "bias", 1, &w->out_channels) : 0;
+	return bias ? std_check_weight(L, api, 1, "bias", 1, &w->out_channels) : 0;
 }
 
 /* ---- convolution ---- */

@@ -100,31 +100,6 @@ same_shape(st_exec_layer *L, const st_host_api *api)
 	return -1;
 }
 
-/* Checks that weight `index` is present and holds float32 of the given dims. */
-static int
-check_weight(st_exec_layer *L, const st_host_api *api, int index, const char *what, int rank,
-             const int64_t *dims)
-{
-	if (index >= L->n_weights || L->weights[index].data == NULL) {
-		api->fail(L, "the %s weights are missing", what);
-		return -1;
-	}
-	const st_shape *s = &L->weights[index].shape;
-	st_shape want = { .dtype = ST_DTYPE_FLOAT32, .rank = rank };
-	for (int i = 0; i < rank; i++)
-		want.dims[i] = dims[i];
-	bool same = s->dtype == ST_DTYPE_FLOAT32 && s->rank == rank;
-	for (int i = 0; same && i < rank; i++)
-		same = s->dims[i] == dims[i];
-	if (!same) {
-		char a[SHAPE_TEXT], b[SHAPE_TEXT];
-		api->fail(L, "the %s weights are %s %s, expected float32 %s", what, api->dtype_name(s->dtype),
-		          std_shape_text(api, s, a), std_shape_text(api, &want, b));
-		return -1;
-	}
-	return 0;
-}
-
 /* Checks per-channel weights: count tensors named by names, C values each. */
 static int
 channel_weights(st_exec_layer *L, const st_host_api *api, const char *const *names, int count, int64_t c)
@@ -134,7 +109,7 @@ channel_weights(st_exec_layer *L, const st_host_api *api, const char *const *nam
 		return -1;
 	}
 	for (int i = 0; i < count; i++) {
-		if (check_weight(L, api, i, names[i], 1, &c) != 0)
+		if (std_check_weight(L, api, i, names[i], 1, &c) != 0)
 			return -1;
 	}
 	return 0;
@@ -237,8 +212,8 @@ fc_prepare(st_exec_layer *L, const st_host_api *api)
 		return -1;
 	}
 	int64_t dims[2] = { s->outputs, s->features };
-	if (check_weight(L, api, 0, "weight matrix", 2, dims) != 0 ||
-	    (bias && check_weight(L, api, 1, "bias", 1, &s->outputs) != 0))
+	if (std_check_weight(L, api, 0, "weight matrix", 2, dims) != 0 ||
+	    (bias && std_check_weight(L, api, 1, "bias", 1, &s->outputs) != 0))
 		return -1;
 	s->reference = reference_wanted();
 	L->scratch_bytes = 0;

@@ -132,6 +132,10 @@ int std_require_float(st_reshape *r, const st_host_api *api, const st_shape *in)
 /* Reports (and returns -1) when s, or its size as FP32 bytes, overflows 64 bits;
  * what names the tensor in the message. */
 int std_check_size(st_reshape *r, const st_host_api *api, const st_shape *s, const char *what);
+/* In prepare: fails (api->fail, -1) unless weight index is present and holds
+ * float32 of the given dims; what names it in the message. */
+int std_check_weight(st_exec_layer *L, const st_host_api *api, int index, const char *what, int rank,
+                     const int64_t *dims);
 /* Declares a required FP32 weight tensor of the given dimensions. */
 int std_declare_weight(st_reshape *r, const st_host_api *api, const char *name, int rank,
                        const int64_t *dims);
