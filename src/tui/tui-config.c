@@ -1,0 +1,4 @@
+/* Placeholder: issue 4. */
+#include "config.h"
+
+#include "st-tui.h"
