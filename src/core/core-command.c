@@ -58,6 +58,8 @@ struct st_session {
 	unsigned long saved_id; /* id of the newest undo step at the last save */
 	st_print_fn print;
 	void *print_user;
+	st_journal *journal;   /* borrowed, or NULL */
+	char journal_error[256];
 };
 
 /* ---- activations as values ---- */
@@ -842,6 +844,9 @@ cmd_save(st_session *s, int argc, char **argv, char *err, size_t size)
 		s->path = st_xstrdup(path);
 	}
 	s->saved_id = s->n_undo ? s->undo[s->n_undo - 1].id : 0;
+	/* What is on disk now needs no journal. */
+	if (s->journal != NULL)
+		st_journal_start(s->journal, s->journal_error, sizeof s->journal_error);
 	say(s, "saved %s", path);
 	return 0;
 }
@@ -1115,12 +1120,29 @@ st_session_exec(st_session *s, int argc, char **argv, char *err, size_t size)
 		return -1;
 	}
 	err[0] = '\0';
-	if (!is_edit(c))
-		return c->run(s, argc, argv, err, size);
-	int rc = c->run(s, argc, argv, err, size);
+	int rc;
+	if (!is_edit(c)) {
+		rc = c->run(s, argc, argv, err, size);
+		/* Undo and redo change the model too: a restore must replay them. */
+		if (rc == 0 && s->journal != NULL && (c->run == cmd_undo || c->run == cmd_redo))
+			st_journal_append(s->journal, argc, argv, s->journal_error, sizeof s->journal_error);
+		return rc;
+	}
+	int before = s->n_undo;
+	unsigned long top = before ? s->undo[before - 1].id : 0;
+	rc = c->run(s, argc, argv, err, size);
 	commit(s, rc == 0);
 	st_graph_check_incremental(s->graph);
+	bool changed = s->n_undo != before || (s->n_undo && s->undo[s->n_undo - 1].id != top);
+	if (rc == 0 && changed && s->journal != NULL)
+		st_journal_append(s->journal, argc, argv, s->journal_error, sizeof s->journal_error);
 	return rc;
+}
+
+void
+st_session_set_journal(st_session *s, st_journal *j)
+{
+	s->journal = j;
 }
 
 /* ---- scripts ---- */

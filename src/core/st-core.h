@@ -484,6 +484,33 @@ char *st_model_serialize(const st_graph *g);
 int st_model_save(const st_graph *g, const char *path, char *err, size_t err_size);
 
 /* ------------------------------------------------------------------------
+ * core-journal.c: the edit journal and the one-editor lock
+ * ------------------------------------------------------------------------ */
+
+typedef struct st_journal st_journal;
+
+/* Opens the journal of a model in $XDG_STATE_HOME/strata/journal and takes
+ * its lock. NULL with a reason when another live Strata holds the lock (its
+ * pid in *other_pid) or the folder cannot be written. What a previous session
+ * left stays until st_journal_start. Caller ends with st_journal_close. */
+st_journal *st_journal_open(const char *model_path, long *other_pid, char *err, size_t err_size);
+/* Empties the journal for a model in the state it has on disk now (after
+ * opening, restoring or saving). */
+int st_journal_start(st_journal *j, char *err, size_t err_size);
+/* Records one command, flushed to disk before returning. */
+int st_journal_append(st_journal *j, int argc, char **argv, char *err, size_t err_size);
+int st_journal_entries(const st_journal *j);
+/* Releases the lock; remove deletes the journal (a clean end). */
+void st_journal_close(st_journal *j, bool remove);
+/* Commands a session that did not end cleanly left for this model, as a
+ * script (caller frees), or NULL; *model_changed when the file changed on
+ * disk since they were recorded. */
+char *st_journal_pending(const char *model_path, int *n_commands, bool *model_changed);
+void st_journal_discard(const char *model_path);
+/* The pid of a live Strata holding the model's lock, or 0. */
+long st_journal_owner(const char *model_path);
+
+/* ------------------------------------------------------------------------
  * core-command.c: edit commands with undo and redo
  * ------------------------------------------------------------------------ */
 
@@ -520,6 +547,9 @@ int st_session_exec(st_session *s, int argc, char **argv, char *err, size_t err_
  * comment, quotes group words). Stops at the first failure, which goes to d
  * as origin:line:col. Returns 0 or -1. */
 int st_session_run_script(st_session *s, const char *script, const char *origin, st_diag *d);
+/* Records every command that changes the model in j (not taken over), and
+ * empties it on save. */
+void st_session_set_journal(st_session *s, st_journal *j);
 /* Undo/redo one step; return -1 when there is nothing to undo/redo. */
 int st_session_undo(st_session *s);
 int st_session_redo(st_session *s);
