@@ -729,17 +729,26 @@ cmd_rename(st_session *s, int argc, char **argv, char *err, size_t size)
 static int
 cmd_move(st_session *s, int argc, char **argv, char *err, size_t size)
 {
-	(void)argc;
-	st_layer *l = find_layer(s, argv[1], err, size);
-	if (l == NULL)
-		return -1;
-	long x, y;
-	if (!parse_int_arg(argv[2], -1000000, 1000000, &x) || !parse_int_arg(argv[3], -1000000, 1000000, &y)) {
-		snprintf(err, size, "the position must be two integers X Y within +-1000000");
+	/* LAYER X Y, repeated: several layers move as one edit (a layout). */
+	if ((argc - 1) % 3 != 0) {
+		snprintf(err, size, "usage: move LAYER X Y [LAYER X Y]...");
 		return -1;
 	}
-	op o = { .kind = OP_MOVE, .layer = l, .x0 = l->x, .y0 = l->y, .x1 = (int)x, .y1 = (int)y };
-	record(s, &o);
+	for (int i = 1; i < argc; i += 3) {
+		st_layer *l = find_layer(s, argv[i], err, size);
+		if (l == NULL)
+			return -1;
+		long x, y;
+		if (!parse_int_arg(argv[i + 1], -1000000, 1000000, &x) ||
+		    !parse_int_arg(argv[i + 2], -1000000, 1000000, &y)) {
+			snprintf(err, size, "the position of '%s' must be two integers X Y within +-1000000", argv[i]);
+			return -1;
+		}
+		if (l->x == x && l->y == y)
+			continue;
+		op o = { .kind = OP_MOVE, .layer = l, .x0 = l->x, .y0 = l->y, .x1 = (int)x, .y1 = (int)y };
+		record(s, &o);
+	}
 	return 0;
 }
 
@@ -971,7 +980,7 @@ const st_command st_commands[] = {
 	{ "unset", NULL, "LAYER PARAM", "return a parameter to its default", 2, 2, cmd_unset },
 	{ "activation", "act", "LAYER TYPE [COEF=VALUE...]", "attach an activation (or 'none') with its coefficients", 2, -1, cmd_activation },
 	{ "rename", "mv", "LAYER NEW", "rename a layer; links follow it", 2, 2, cmd_rename },
-	{ "move", NULL, "LAYER X Y", "place a layer on the canvas", 3, 3, cmd_move },
+	{ "move", NULL, "LAYER X Y [LAYER X Y]...", "place layers on the canvas (several move as one edit)", 3, -1, cmd_move },
 	{ "minimize", NULL, "LAYER [on|off]", "show a layer as its name only, or in full again", 1, 2, cmd_minimize },
 	{ "network", "net", "FIELD VALUE", "set a network setting: name, version, description, tensor_format, weights", 2, -1, cmd_network },
 	{ "undo", "u", "[N]", "undo the last N edits (default 1)", 0, 1, cmd_undo },
@@ -1146,6 +1155,52 @@ st_session_set_journal(st_session *s, st_journal *j)
 }
 
 /* ---- scripts ---- */
+
+int
+st_split_words(const char *text, char ***words, int *n, char *err, size_t size)
+{
+	st_buf b;
+	char **out = NULL;
+	int count = 0;
+	const char *p = text;
+	*words = NULL;
+	*n = 0;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			break;
+		st_buf_init(&b);
+		bool any = false;
+		while (*p && *p != ' ' && *p != '\t') {
+			if (*p == '"' || *p == '\'') {
+				char q = *p++;
+				any = true;
+				while (*p && *p != q) {
+					if (q == '"' && *p == '\\' && p[1])
+						p++;
+					st_buf_putc(&b, *p++);
+				}
+				if (*p != q) {
+					snprintf(err, size, "a quoted word is not closed");
+					st_buf_free(&b);
+					for (int i = 0; i < count; i++)
+						free(out[i]);
+					free(out);
+					return -1;
+				}
+				p++;
+			} else {
+				st_buf_putc(&b, *p++);
+			}
+		}
+		out = st_xreallocarray(out, (size_t)count + 1, sizeof *out);
+		out[count++] = any || b.data ? st_buf_take(&b) : st_xstrdup("");
+	}
+	*words = out;
+	*n = count;
+	return 0;
+}
 
 typedef struct word {
 	char *text;

@@ -543,6 +543,9 @@ bool st_session_dirty(const st_session *s);
 void st_session_set_print(st_session *s, st_print_fn fn, void *user);
 /* Runs one command given as words. Returns 0 or -1 with err. */
 int st_session_exec(st_session *s, int argc, char **argv, char *err, size_t err_size);
+/* Splits one command line into words (quotes group, \" escapes inside
+ * double quotes). Caller frees each word and the array. Returns 0 or -1. */
+int st_split_words(const char *text, char ***words, int *n, char *err, size_t err_size);
 /* Runs a script of commands separated by ';' or new lines ('#' starts a
  * comment, quotes group words). Stops at the first failure, which goes to d
  * as origin:line:col. Returns 0 or -1. */

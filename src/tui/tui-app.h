@@ -1,0 +1,169 @@
+/* The editor application: its state, the panels around the canvas, and
+ * what panels may ask of it. Private to src/tui. */
+#ifndef TUI_APP_H
+#define TUI_APP_H
+
+#include <stdbool.h>
+
+#include "st-tui.h"
+
+typedef enum st_panel {
+	ST_PANEL_PALETTE,
+	ST_PANEL_CANVAS,
+	ST_PANEL_PARAMS,
+	ST_PANEL_CHECK,
+	ST_PANEL_COUNT
+} st_panel;
+
+/* Overlays drawn over the panels; at most one takes keys at a time. */
+typedef enum st_overlay {
+	ST_OVERLAY_NONE,
+	ST_OVERLAY_COMMAND,  /* the ':' line */
+	ST_OVERLAY_PROMPT,   /* a one-line question with an edit field (rename, find) */
+	ST_OVERLAY_CONFIRM,  /* a question with lettered choices */
+	ST_OVERLAY_HELP,     /* every binding */
+	ST_OVERLAY_MENU,     /* F10 menus */
+	ST_OVERLAY_DOCS,     /* the layer documentation browser */
+	ST_OVERLAY_PLUGINS   /* the collections manager */
+} st_overlay;
+
+/* A one-line text field with a cursor and history (command line, prompts,
+ * parameter editing). */
+typedef struct st_field {
+	char text[512];
+	int cursor;          /* byte offset */
+	char **history;
+	int n_history, history_at;
+} st_field;
+
+typedef struct st_app st_app;
+
+/* What a confirm dialog runs when a choice is made (choice is its letter). */
+typedef void (*st_confirm_fn)(st_app *app, char choice, void *arg);
+typedef void (*st_prompt_fn)(st_app *app, const char *text, void *arg);
+
+struct st_app {
+	/* The model. */
+	st_registry *registry;
+	st_session *session;
+	char *path;               /* the model file */
+	st_journal *journal;      /* NULL when read-only or unavailable */
+	bool read_only;
+	long long disk_mtime, disk_size; /* the file as last read or written */
+
+	/* Looks and keys. */
+	st_config config;
+	st_theme *theme;
+	st_keymap keymap;
+	st_screen *screen;
+
+	/* Panels. */
+	st_panel focus;
+	st_rect panel_rect[ST_PANEL_COUNT];
+	st_canvas canvas;
+	struct {
+		st_field filter;
+		int row, top;          /* the highlighted entry and the first shown */
+		int group;             /* 0 category, 1 name, 2 collection */
+		bool collapsed[64];    /* per category */
+	} palette;
+	struct {
+		int row, top;
+		bool editing;
+		st_field edit;
+	} params;
+	struct {
+		int row, top;
+	} check;
+
+	/* Overlays. */
+	st_overlay overlay;
+	st_field command;
+	st_field prompt;
+	char prompt_question[160];
+	st_prompt_fn prompt_done;
+	void *prompt_arg;
+	char confirm_question[320];
+	char confirm_choices[16];  /* letters, e.g. "ync" */
+	char confirm_labels[4][32];
+	st_confirm_fn confirm_done;
+	void *confirm_arg;
+	int help_top;
+	int menu_index, menu_item;
+	int docs_top;
+	char *docs_text;           /* the page shown, or NULL */
+	int plugins_row;
+
+	/* The status line: the last message and how it ended. */
+	char status[320];
+	st_severity status_severity;
+	bool status_set;
+
+	bool quit;
+	bool redraw_all;           /* repaint every cell on the next flush */
+};
+
+/* ---- tui-app.c: what panels and overlays may call ---- */
+
+/* Runs a ':' command line (edit commands and the editor's own: w, q, wq,
+ * layout, theme, ...); reports failures in the status line. Returns 0 or -1. */
+int st_app_command(st_app *app, const char *line);
+/* The same for a command given as words. */
+int st_app_exec(st_app *app, int argc, char **argv);
+/* Shows a message in the status line. */
+void st_app_message(st_app *app, st_severity sev, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+st_graph *st_app_graph(st_app *app);
+/* The layer the panels follow: the canvas cursor, or NULL. */
+st_layer *st_app_current(st_app *app);
+/* Selects and reveals a layer on the canvas. */
+void st_app_focus_layer(st_app *app, const st_layer *l);
+/* Opens a question with lettered choices ("y" "n" ...), labels[i] for choices[i]. */
+void st_app_confirm(st_app *app, const char *question, const char *choices,
+                    const char *const *labels, st_confirm_fn done, void *arg);
+/* Opens a one-line prompt with initial text. */
+void st_app_prompt(st_app *app, const char *question, const char *initial, st_prompt_fn done, void *arg);
+/* The style of a role in the current theme. */
+const st_style *st_app_style(const st_app *app, st_role role);
+
+/* ---- tui-field.c: one-line text fields ---- */
+
+void st_field_set(st_field *f, const char *text);
+/* Handles an editing key (characters, <BS>, <Del>, <Left>, <Right>, <Home>,
+ * <End>, <C-u>, <C-w>, <Up>/<Down> through history, paste); true when used. */
+bool st_field_key(st_field *f, const st_key *k);
+void st_field_remember(st_field *f);
+void st_field_free(st_field *f);
+/* Draws the field at (x, y) in w columns, showing the cursor when focused. */
+void st_field_draw(const st_field *f, st_screen *s, int x, int y, int w, const st_style *style,
+                   const st_style *cursor, bool focused);
+
+/* ---- the panels (tui-palette.c, tui-params.c, tui-check.c) and overlays
+ * (tui-overlay.c): each draws into its rectangle and handles keys, returning
+ * true when it used the key. ---- */
+
+void st_palette_draw(st_app *app, st_screen *s, st_rect r, bool focused);
+bool st_palette_key(st_app *app, const st_key *k);
+void st_params_draw(st_app *app, st_screen *s, st_rect r, bool focused);
+bool st_params_key(st_app *app, const st_key *k);
+void st_check_draw(st_app *app, st_screen *s, st_rect r, bool focused);
+bool st_check_key(st_app *app, const st_key *k);
+void st_overlay_draw(st_app *app, st_screen *s);
+bool st_overlay_key(st_app *app, const st_key *k);
+/* The hint line's entries for the focused panel: "a add  c connect ...". */
+void st_hints_draw(st_app *app, st_screen *s, st_rect r);
+
+/* ---- tui-canvas-keys.c: editing on the canvas ---- */
+
+bool st_canvas_key(st_app *app, const st_key *k);
+
+/* ---- tui-main.c ---- */
+
+/* Lays out the panels for the screen's size (pure; tested at many sizes). */
+void st_app_layout(st_app *app, int w, int h);
+/* Draws a whole frame into app->screen. */
+void st_app_draw(st_app *app);
+/* Handles one key or mouse event. */
+void st_app_key(st_app *app, const st_key *k);
+
+#endif
