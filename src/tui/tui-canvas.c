@@ -18,9 +18,17 @@
 #define MINIMAP_W 20                /* the minimap's inside, in cells */
 #define MINIMAP_H 6
 #define ROW_CHOICES 4               /* rows a horizontal link segment may try */
-#define SCAN_MAX 512                /* glyphs a link looks at before taking a plain route */
+#define SCAN_MAX 256                /* glyphs a link looks at before taking a plain route */
 #define CLAIM_ROWS 64               /* rows per bucket of the index of long links' columns */
 #define CLAIM_BUCKETS 64            /* buckets one query or claim walks at most */
+
+/* qsort, which must not be handed a null array even when it is empty. */
+static void
+sort_items(void *base, size_t n, size_t size, int (*compare)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, compare);
+}
 
 /* ------------------------------------------------------------------------
  * One-line parameter summaries
@@ -120,10 +128,38 @@ text_printf(text_out *o, const char *fmt, ...)
 		o->len = n < o->size - o->len ? o->len + n : o->size - 1;
 }
 
+/* Plain copies and integers skip printf: summaries are made for every
+ * glyph of every frame. */
 static void
 text_puts(text_out *o, const char *s)
 {
-	text_printf(o, "%s", s);
+	size_t n = strlen(s);
+	size_t room = o->len < o->size - 1 ? (size_t)(o->size - 1 - o->len) : 0;
+	if (n > room)
+		n = room;
+	memcpy(o->p + o->len, s, n);
+	o->len += (int)n;
+	o->p[o->len] = '\0';
+}
+
+static void
+text_int(text_out *o, int64_t v)
+{
+	char digits[24];
+	int n = 0;
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	do {
+		digits[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	char text[26];
+	int k = 0;
+	if (v < 0)
+		text[k++] = '-';
+	while (n > 0)
+		text[k++] = digits[--n];
+	text[k] = '\0';
+	text_puts(o, text);
 }
 
 /* Display columns of text: byte count for ASCII, the screen's measure otherwise. */
@@ -144,8 +180,11 @@ format_list_int(text_out *o, const st_value *v, const char *times)
 		text_puts(o, "[]");
 		return;
 	}
-	for (int i = 0; i < v->count; i++)
-		text_printf(o, "%s%" PRId64, i ? times : "", v->ints[i]);
+	for (int i = 0; i < v->count; i++) {
+		if (i > 0)
+			text_puts(o, times);
+		text_int(o, v->ints[i]);
+	}
 }
 
 static void
@@ -154,7 +193,7 @@ format_value(text_out *o, const st_param_desc *d, const st_value *v, summary_kin
 {
 	switch (v->kind) {
 	case ST_PARAM_INT:
-		text_printf(o, "%" PRId64, v->i);
+		text_int(o, v->i);
 		break;
 	case ST_PARAM_FLOAT:
 		text_printf(o, "%g", v->f);
@@ -177,7 +216,7 @@ format_value(text_out *o, const st_param_desc *d, const st_value *v, summary_kin
 		for (int i = 1; i < v->count; i++)
 			same &= v->ints[i] == v->ints[0];
 		if (kind == SUM_DIMS && same)
-			text_printf(o, "%" PRId64, v->ints[0]);
+			text_int(o, v->ints[0]);
 		else
 			format_list_int(o, v, times);
 		break;
@@ -289,7 +328,8 @@ layer_summary(const st_layer *l, const char *times, char *buf, int size)
 				continue;
 			text_out o = { parts[n], 0, SUMMARY_PART_SIZE };
 			parts[n][0] = '\0';
-			text_printf(&o, "%s=", t->desc->params[p].name);
+			text_puts(&o, t->desc->params[p].name);
+			text_puts(&o, "=");
 			format_value(&o, &t->desc->params[p], &l->params.values[p], SUM_VALUE, times);
 			n++;
 		}
@@ -314,8 +354,11 @@ layer_summary(const st_layer *l, const char *times, char *buf, int size)
 	}
 	text_out o = { buf, 0, size };
 	buf[0] = '\0';
-	for (int i = 0; i < n; i++)
-		text_printf(&o, "%s%s", i ? " " : "", parts[i]);
+	for (int i = 0; i < n; i++) {
+		if (i > 0)
+			text_puts(&o, " ");
+		text_puts(&o, parts[i]);
+	}
 	return total < 0 ? 0 : total;
 }
 
@@ -656,7 +699,7 @@ route_simple(canvas_model *m, link_route *rt)
 	}
 	if (lo > hi)
 		return false;
-	qsort(m->spans, (size_t)m->n_spans, sizeof *m->spans, compare_span);
+	sort_items(m->spans, (size_t)m->n_spans, sizeof *m->spans, compare_span);
 	int row = lo, k = 0;
 	for (; k < m->n_spans && row <= hi; k++) {
 		if (m->spans[k].a > row)
@@ -723,7 +766,7 @@ free_column(canvas_model *m, int y0, int y1, int skip_a, int skip_b, int64_t net
 		for (int i = 0; i < m->n_wide; i++)
 			claim_span(m, m->wide_claims[i], y0, y1, net);
 	}
-	qsort(m->spans, (size_t)m->n_spans, sizeof *m->spans, compare_span);
+	sort_items(m->spans, (size_t)m->n_spans, sizeof *m->spans, compare_span);
 	/* Merge the runs that touch, then weigh the columns around them. */
 	int runs = 0;
 	for (int i = 0; i < m->n_spans; i++) {
@@ -913,7 +956,7 @@ assign_rows(canvas_model *m)
 		link_route *rt = &m->routes[i];
 		if (rt->hidden)
 			continue;
-		rt->r1 = rt->simple || !rt->around ? rt->lo1 : rt->sy;
+		rt->r1 = rt->lo1;
 		rt->r2 = rt->simple ? rt->r1 : rt->hi2;
 		int ax = rt->simple ? rt->ix : rt->vx;
 		if (ax != rt->ox)
@@ -923,7 +966,7 @@ assign_rows(canvas_model *m)
 			segs[n++] = (hseg){ rt->lo2, rt->hi2, min_int(rt->vx, rt->ix), max_int(rt->vx, rt->ix),
 			                    rt->vx, rt->ix, rt->net, i, 2, true, 0 };
 	}
-	qsort(segs, (size_t)n, sizeof *segs, compare_hseg);
+	sort_items(segs, (size_t)n, sizeof *segs, compare_hseg);
 	row_table t = { 0 };
 	multimap_init(&t.rows);
 	int *order = st_xmalloc((size_t)(n + 1) * sizeof *order);
@@ -1039,8 +1082,9 @@ route_links(canvas_model *m)
 	assign_rows(m);
 }
 
+/* Every glyph's geometry and every link's route. */
 static void
-model_init(canvas_model *m, const st_graph *g, bool with_routes)
+model_init(canvas_model *m, const st_graph *g)
 {
 	memset(m, 0, sizeof *m);
 	m->g = g;
@@ -1053,8 +1097,7 @@ model_init(canvas_model *m, const st_graph *g, bool with_routes)
 		m->by_y[i] = i;
 	}
 	qsort_r(m->by_y, (size_t)m->n, sizeof *m->by_y, compare_by_y, m->geo);
-	if (with_routes)
-		route_links(m);
+	route_links(m);
 }
 
 static void
@@ -1206,7 +1249,7 @@ count_crossings(seg *hs, int nh, seg *vs, int nv, bool same_net_only)
 	int *rows = st_xmalloc((size_t)nh * sizeof *rows);
 	for (int i = 0; i < nh; i++)
 		rows[i] = hs[i].fixed;
-	qsort(rows, (size_t)nh, sizeof *rows, compare_int);
+	sort_items(rows, (size_t)nh, sizeof *rows, compare_int);
 	int nr = 0;
 	for (int i = 0; i < nh; i++) {
 		if (nr == 0 || rows[nr - 1] != rows[i])
@@ -1222,7 +1265,7 @@ count_crossings(seg *hs, int nh, seg *vs, int nv, bool same_net_only)
 	}
 	for (int i = 0; i < nv; i++)
 		ev[ne++] = (sweep_event){ vs[i].fixed, 1, i };
-	qsort(ev, (size_t)ne, sizeof *ev, compare_event);
+	sort_items(ev, (size_t)ne, sizeof *ev, compare_event);
 	int *tree = st_xcalloc((size_t)nr + 1, sizeof *tree);
 	for (int i = 0; i < ne; i++) {
 		if (ev[i].kind == 1) {
@@ -1246,14 +1289,14 @@ int64_t
 st_layout_crossings(const st_graph *g)
 {
 	canvas_model m;
-	model_init(&m, g, true);
+	model_init(&m, g);
 	seg *hs, *vs;
 	int nh, nv;
 	route_segments(&m, &hs, &nh, &vs, &nv);
 	int64_t total = count_crossings(hs, nh, vs, nv, false);
 	/* The links of one output meet where they part: those meetings are not crossings. */
-	qsort(hs, (size_t)nh, sizeof *hs, compare_seg_net);
-	qsort(vs, (size_t)nv, sizeof *vs, compare_seg_net);
+	sort_items(hs, (size_t)nh, sizeof *hs, compare_seg_net);
+	sort_items(vs, (size_t)nv, sizeof *vs, compare_seg_net);
 	for (int i = 0, j = 0; i < nh;) {
 		int i1 = i;
 		while (i1 < nh && hs[i1].net == hs[i].net)
@@ -1495,7 +1538,7 @@ draw_shapes(frame *f)
 			continue;
 		refs[n++] = (net_ref){ rt->net, i };
 	}
-	qsort(refs, (size_t)n, sizeof *refs, compare_net_ref);
+	sort_items(refs, (size_t)n, sizeof *refs, compare_net_ref);
 	st_style style = role_style(f, ST_ROLE_SHAPE);
 	for (int i = 0; i < n;) {
 		int j = i;
@@ -1759,7 +1802,7 @@ st_canvas_draw(st_screen *s, st_rect area, const st_graph *g, const st_canvas *c
 	f.vw = area.w;
 	f.vh = area.h;
 	f.cells = st_xcalloc((size_t)area.w * (size_t)area.h, sizeof *f.cells);
-	model_init(&f.m, g, true);
+	model_init(&f.m, g);
 
 	if (c->show_grid)
 		draw_grid(&f);

@@ -28,6 +28,14 @@
 #define WEIGHT_END 4
 #define WEIGHT_FREE 1         /* a node without neighbours stays where it is */
 
+/* qsort, which must not be handed a null array even when it is empty. */
+static void
+sort_items(void *base, size_t n, size_t size, int (*compare)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, compare);
+}
+
 /* An edge between adjacent ranks, from its upper node down to its lower one. */
 typedef struct ledge {
 	int up, down;
@@ -272,7 +280,7 @@ make_edges(layout *L, const link *links, int n_links)
 		int down = links[i].reversed ? links[i].from : links[i].to;
 		refs[i] = (span_ref){ L->rank[down] - L->rank[up], i };
 	}
-	qsort(refs, (size_t)n_links, sizeof *refs, compare_span_ref);
+	sort_items(refs, (size_t)n_links, sizeof *refs, compare_span_ref);
 	int64_t budget = 8 * (int64_t)L->n_real + 4096;
 	for (int k = 0; k < n_links; k++) {
 		const link *e = &links[refs[k].link];
@@ -495,7 +503,7 @@ rank_crossings(const layout *L, scratch *s, int r)
 			s->pairs[n++] = (key_pair){ edge_key(L, e->up, e->up_off), edge_key(L, v, e->down_off) };
 		}
 	}
-	qsort(s->pairs, (size_t)n, sizeof *s->pairs, compare_key_pair);
+	sort_items(s->pairs, (size_t)n, sizeof *s->pairs, compare_key_pair);
 	for (int i = 0; i < n; i++)
 		s->keys[i] = s->pairs[i].down;
 	return inversions(s->keys, s->tmp, n);
@@ -578,7 +586,7 @@ median_sort(layout *L, scratch *s, int r, bool up, bool flip_ties)
 		else
 			items[m++] = (sort_item){ med, flip_ties ? -k : k, v };
 	}
-	qsort(items, (size_t)m, sizeof *items, compare_sort_item);
+	sort_items(items, (size_t)m, sizeof *items, compare_sort_item);
 	for (int k = 0, j = 0; k < n; k++) {
 		if (!fixed[k])
 			L->order[a + k] = items[j++].node;
@@ -692,7 +700,7 @@ compare_target(const void *a, const void *b)
 static int64_t
 weighted_median(target *t, int n)
 {
-	qsort(t, (size_t)n, sizeof *t, compare_target);
+	sort_items(t, (size_t)n, sizeof *t, compare_target);
 	int64_t total = 0, seen = 0;
 	for (int i = 0; i < n; i++)
 		total += t[i].weight;
@@ -933,7 +941,7 @@ lower_index(const int *v, int n, int x)
 static int
 unique_sorted(int *v, int n)
 {
-	qsort(v, (size_t)n, sizeof *v, compare_int);
+	sort_items(v, (size_t)n, sizeof *v, compare_int);
 	int m = 0;
 	for (int i = 0; i < n; i++) {
 		if (m == 0 || v[m - 1] != v[i])
@@ -978,7 +986,7 @@ st_layout_overlaps(const st_graph *g)
 	int nt = unique_sorted(tops, n), ne = unique_sorted(ends, n);
 	int *top_tree = st_xcalloc((size_t)nt + 1, sizeof *top_tree);
 	int *end_tree = st_xcalloc((size_t)ne + 1, sizeof *end_tree);
-	qsort(ev, (size_t)(2 * n), sizeof *ev, compare_box_event);
+	sort_items(ev, (size_t)(2 * n), sizeof *ev, compare_box_event);
 	int64_t overlaps = 0, active = 0;
 	for (int k = 0; k < 2 * n; k++) {
 		const st_rect *b = &r[ev[k].index];
