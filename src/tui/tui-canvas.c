@@ -1040,7 +1040,7 @@ route_links(canvas_model *m)
 			const glyph_geo *pg = &m->geo[pi], *cg = &m->geo[ci];
 			link_route *rt = &m->routes[m->n_routes];
 			*rt = (link_route){ .producer = pi, .output = p->output, .consumer = ci, .input = k };
-			rt->net = (int64_t)pi * (ST_MAX_OUTPUTS + 1) + p->output;
+			rt->net = (int64_t)pi << 32 | (uint32_t)p->output;
 			rt->ox = terminal_x(&pg->r, p->output, pg->n_out);
 			rt->sy = pg->r.y + pg->r.h;
 			rt->ix = terminal_x(&cg->r, k, cg->n_in);
@@ -1604,6 +1604,10 @@ connect_target(const frame *f, const st_layer *l)
 	return l != c->connect_from && !st_graph_would_cycle(f->g, c->connect_from, l);
 }
 
+/* The style of one terminal. The cursor's terminal (st_canvas.terminal)
+ * counts the inputs first, then the outputs: n_in + o is output o. While
+ * connecting, the output being linked, the inputs that may take it (free,
+ * or taken and replaceable) and those that may not stand apart. */
 static st_style
 terminal_style(const frame *f, const st_layer *l, int n_in, int index, bool input, bool target)
 {

@@ -413,6 +413,26 @@ Test(tui_canvas, connecting_highlights_valid_inputs)
 	st_session_free(s);
 }
 
+Test(tui_canvas, the_cursor_terminal_counts_inputs_then_outputs)
+{
+	st_session *s = canvas_session("add input a 0 0; add split b 0 8; connect a b; set b num_outputs 3");
+	const st_graph *g = st_session_graph(s);
+	const st_layer *b = layer(s, "b");
+	cr_assert_eq(b->n_outputs, 3);
+	st_canvas c = plain_canvas();
+	c.cursor = b;
+	c.terminal = 1 + 2; /* one input, then output 2 */
+	st_screen *scr = st_screen_new(40, 16);
+	st_canvas_draw(scr, (st_rect){ 0, 0, 40, 16 }, g, &c, test_theme());
+	st_rect r;
+	st_glyph_rect(b, &r);
+	cr_assert_eq(cell_role(scr, st_glyph_output_x(b, 2), r.y + r.h - 1), ST_ROLE_CURSOR);
+	cr_assert_eq(cell_role(scr, st_glyph_output_x(b, 1), r.y + r.h - 1), ST_ROLE_TERMINAL);
+	cr_assert_eq(cell_role(scr, st_glyph_input_x(b, 0), r.y), ST_ROLE_TERMINAL);
+	st_screen_free(scr);
+	st_session_free(s);
+}
+
 Test(tui_canvas, draws_only_inside_the_area_and_the_clip)
 {
 	st_session *s = canvas_session(small_graph);
