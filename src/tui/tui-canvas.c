@@ -1776,7 +1776,8 @@ draw_minimap(frame *f)
 			} else if (occupied[cy][cx] == 1) {
 				st_screen_glyph(f->s, sx, sy, ST_G_MINIMISED, in_view ? &view : &mark);
 			} else if (in_view) {
-				st_screen_text(f->s, sx, sy, " ", &view, 1);
+				/* Dots, so that the view shows without colour too. */
+				st_screen_glyph(f->s, sx, sy, ST_G_DOT, &view);
 			}
 		}
 	}
