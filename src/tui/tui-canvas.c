@@ -918,10 +918,13 @@ typedef struct row_table {
 	int n_items, cap_items;
 } row_table;
 
+/* Whether no other output's horizontal on row touches [x0, x1]; past
+ * SCAN_MAX of them (a layer feeding thousands) the row counts as free. */
 static bool
 row_free(const row_table *t, int row, int x0, int x1, int64_t net)
 {
-	for (int k = multimap_first(&t->rows, row); k >= 0; k = t->rows.next[k]) {
+	int seen = 0;
+	for (int k = multimap_first(&t->rows, row); k >= 0 && seen++ < SCAN_MAX; k = t->rows.next[k]) {
 		const placed *p = &t->items[t->rows.values[k]];
 		if (p->net != net && p->x0 <= x1 + 1 && x0 - 1 <= p->x1)
 			return false;
@@ -1230,22 +1233,14 @@ compare_seg_net(const void *a, const void *b)
 	return (p->net > q->net) - (p->net < q->net);
 }
 
-/* Proper crossings of verticals with horizontals, both strictly inside. */
+/* Proper crossings of verticals with horizontals, both strictly inside: a
+ * sweep over columns with the horizontals alive there counted by row. */
 static int64_t
-count_crossings(seg *hs, int nh, seg *vs, int nv, bool same_net_only)
+count_crossings(seg *hs, int nh, seg *vs, int nv)
 {
 	if (nh == 0 || nv == 0)
 		return 0;
 	int64_t total = 0;
-	if (same_net_only) {
-		for (int i = 0; i < nv; i++) {
-			for (int j = 0; j < nh; j++) {
-				total += hs[j].a < vs[i].fixed && vs[i].fixed < hs[j].b && vs[i].a < hs[j].fixed &&
-				         hs[j].fixed < vs[i].b;
-			}
-		}
-		return total;
-	}
 	int *rows = st_xmalloc((size_t)nh * sizeof *rows);
 	for (int i = 0; i < nh; i++)
 		rows[i] = hs[i].fixed;
@@ -1293,7 +1288,7 @@ st_layout_crossings(const st_graph *g)
 	seg *hs, *vs;
 	int nh, nv;
 	route_segments(&m, &hs, &nh, &vs, &nv);
-	int64_t total = count_crossings(hs, nh, vs, nv, false);
+	int64_t total = count_crossings(hs, nh, vs, nv);
 	/* The links of one output meet where they part: those meetings are not crossings. */
 	sort_items(hs, (size_t)nh, sizeof *hs, compare_seg_net);
 	sort_items(vs, (size_t)nv, sizeof *vs, compare_seg_net);
@@ -1306,7 +1301,7 @@ st_layout_crossings(const st_graph *g)
 		int j1 = j;
 		while (j1 < nv && vs[j1].net == hs[i].net)
 			j1++;
-		total -= count_crossings(hs + i, i1 - i, vs + j, j1 - j, true);
+		total -= count_crossings(hs + i, i1 - i, vs + j, j1 - j);
 		i = i1;
 		j = j1;
 	}
