@@ -18,7 +18,7 @@
 #define MINIMAP_W 20                /* the minimap's inside, in cells */
 #define MINIMAP_H 6
 #define ROW_CHOICES 4               /* rows a horizontal link segment may try */
-#define SCAN_MAX 256                /* glyphs a link looks at before taking a plain route */
+#define SCAN_MAX 256                /* glyphs or segments one link weighs at most (bounded work) */
 #define CLAIM_ROWS 64               /* rows per bucket of the index of long links' columns */
 #define CLAIM_BUCKETS 64            /* buckets one query or claim walks at most */
 
