@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "cli.h"
+#ifdef ST_HAVE_TUI
+#include "st-tui.h"
+#endif
 
 static void
 print_line(void *user, const char *text)
@@ -41,12 +44,31 @@ cli_cmd_edit(const cli_args *a)
 	}
 	const char *path = a->argv[0];
 	if (n_scripts == 0 && n_files == 0) {
+#ifdef ST_HAVE_TUI
+		st_tui_options opt = { .model = path, .theme = cli_value(a, "theme"),
+			               .ascii = cli_flag(a, "ascii") ? 1 : -1, .colors = -1 };
+		const char *colors = cli_value(a, "colors");
+		if (colors != NULL) {
+			bool truecolor = strcmp(colors, "truecolor") == 0;
+			char *end = (char *)colors;
+			long c = truecolor ? 16777216 : strtol(colors, &end, 10);
+			if ((!truecolor && (end == colors || *end)) ||
+			    (c != 0 && c != 8 && c != 16 && c != 256 && c != 16777216)) {
+				fprintf(stderr, "strata edit: --colors takes 0, 8, 16, 256 or truecolor, not '%s'\n",
+				        colors);
+				return EXIT_USAGE;
+			}
+			opt.colors = (int)c;
+		}
+		return st_tui_main(&opt);
+#else
 		fprintf(stderr,
-		        "strata: the interactive editor is not part of this build yet.\n"
+		        "strata: this build has no interactive editor (configured with --disable-tui).\n"
 		        "Edit headless with: strata edit %s -c 'COMMAND; ...' (strata edit --list-commands),\n"
 		        "or look at the model with: strata check %s; strata info %s\n",
 		        path, path, path);
 		return EXIT_USAGE;
+#endif
 	}
 	st_registry *r = cli_registry();
 	st_graph *g = cli_load_model(r, path);

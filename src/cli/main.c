@@ -36,6 +36,9 @@ static const cli_option edit_options[] = {
 	{ "command", 'c', "SCRIPT", "run edit commands (separated by ';') without the TUI", true },
 	{ "file", 'f', "FILE", "run edit commands from FILE without the TUI", true },
 	{ "list-commands", 0, NULL, "list the edit commands with their one-line help", false },
+	{ "theme", 0, "NAME", "the editor's colour theme (dark, light, high-contrast, 16-colour, or yours)", false },
+	{ "ascii", 0, NULL, "draw with ASCII characters only", false },
+	{ "colors", 0, "N", "assume 0 (monochrome), 8, 16, 256 or truecolor colours", false },
 	{ NULL, 0, NULL, NULL, false },
 };
 
@@ -90,9 +93,10 @@ const cli_command cli_commands[] = {
 	  "Writes an empty model to FILE. An existing file is kept unless --force is given.",
 	  new_options, 1, 1, CLI_COMPLETE_FILE, cli_cmd_new },
 	{ "edit", "MODEL", "edit a model, in the TUI or headless",
-	  "With -c or -f, runs edit commands on MODEL without the TUI, stopping at the first "
-	  "error with its position in the script; 'save' writes the model atomically. "
-	  "Every command is listed by --list-commands.",
+	  "Opens the editor on MODEL (created on the first save when it does not exist); "
+	  "'strata MODEL' does the same. With -c or -f, runs edit commands on MODEL without the "
+	  "TUI instead, stopping at the first error with its position in the script; 'save' "
+	  "writes the model atomically. Every command is listed by --list-commands.",
 	  edit_options, 0, 1, CLI_COMPLETE_MODEL, cli_cmd_edit },
 	{ "help", "[COMMAND]", "describe strata or one of its commands",
 	  "Without a command, lists every command; with one, describes its arguments and options.",
@@ -238,6 +242,21 @@ free_args(cli_args *a)
 	free(a->argv);
 }
 
+/* Whether ARG is one of edit's own options (--theme NAME, --ascii, ...), so
+ * that "strata --ascii MODEL" opens the editor as "strata edit --ascii MODEL". */
+static bool
+is_edit_option(const char *arg)
+{
+	if (strncmp(arg, "--", 2) != 0)
+		return false;
+	size_t n = strcspn(arg + 2, "=");
+	for (const cli_option *o = edit_options; o->name != NULL; o++) {
+		if (strlen(o->name) == n && strncmp(o->name, arg + 2, n) == 0)
+			return true;
+	}
+	return false;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -255,7 +274,7 @@ main(int argc, char **argv)
 		name = "version";
 	const cli_command *c = cli_find(name);
 	if (c == NULL) {
-		if (name[0] == '-') {
+		if (name[0] == '-' && !is_edit_option(name)) {
 			fprintf(stderr, "strata: unknown option '%s' (see strata --help)\n", name);
 			return EXIT_USAGE;
 		}

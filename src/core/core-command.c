@@ -710,6 +710,41 @@ fail:
 }
 
 static int
+cmd_duplicate(st_session *s, int argc, char **argv, char *err, size_t size)
+{
+	st_layer *from = find_layer(s, argv[1], err, size);
+	if (from == NULL)
+		return -1;
+	if (from->type == NULL) {
+		snprintf(err, size, "'%s' has the unknown type '%s' and cannot be duplicated", from->name,
+		         from->type_name);
+		return -1;
+	}
+	char *name;
+	if (argc > 2) {
+		if (check_new_name(s, argv[2], err, size) != 0)
+			return -1;
+		name = st_xstrdup(argv[2]);
+	} else {
+		name = st_graph_generate_name(s->graph, from->type, from->type_name);
+	}
+	/* The copy sits beside the original, unlinked, with its parameters. */
+	st_layer *l = st_layer_new(s->graph->registry, from->type_name, name);
+	st_params_clear(&l->params);
+	st_params_copy(&l->params, &from->params);
+	act_clear(&l->act);
+	act_copy(&l->act, &from->act);
+	l->x = from->x + 4;
+	l->y = from->y + 2;
+	l->minimized = from->minimized;
+	op o = { .kind = OP_INSERT, .layer = l, .index = s->graph->n_layers };
+	record(s, &o);
+	say(s, "added %s (a copy of %s)", name, from->name);
+	free(name);
+	return 0;
+}
+
+static int
 cmd_rename(st_session *s, int argc, char **argv, char *err, size_t size)
 {
 	(void)argc;
@@ -979,6 +1014,7 @@ const st_command st_commands[] = {
 	{ "set", NULL, "LAYER PARAM VALUE", "set a parameter: 32, 0.5, true, same, 3x3 or [3, 3]", 3, -1, cmd_set },
 	{ "unset", NULL, "LAYER PARAM", "return a parameter to its default", 2, 2, cmd_unset },
 	{ "activation", "act", "LAYER TYPE [COEF=VALUE...]", "attach an activation (or 'none') with its coefficients", 2, -1, cmd_activation },
+	{ "duplicate", "dup", "LAYER [NAME]", "add a copy of a layer with its parameters and activation, unlinked", 1, 2, cmd_duplicate },
 	{ "rename", "mv", "LAYER NEW", "rename a layer; links follow it", 2, 2, cmd_rename },
 	{ "move", NULL, "LAYER X Y [LAYER X Y]...", "place layers on the canvas (several move as one edit)", 3, -1, cmd_move },
 	{ "minimize", NULL, "LAYER [on|off]", "show a layer as its name only, or in full again", 1, 2, cmd_minimize },

@@ -470,7 +470,27 @@ st_registry_free(st_registry *r)
 		plugin_free(r->plugins[i]);
 	}
 	free(r->plugins);
+	for (int i = 0; i < r->n_disabled; i++)
+		free(r->disabled[i]);
+	free(r->disabled);
 	free(r);
+}
+
+void
+st_registry_disable(st_registry *r, const char *name)
+{
+	r->disabled = st_xreallocarray(r->disabled, (size_t)r->n_disabled + 1, sizeof *r->disabled);
+	r->disabled[r->n_disabled++] = st_xstrdup(name);
+}
+
+static bool
+is_disabled(const st_registry *r, const char *name)
+{
+	for (int i = 0; name && i < r->n_disabled; i++) {
+		if (strcmp(r->disabled[i], name) == 0)
+			return true;
+	}
+	return false;
 }
 
 static st_plugin *
@@ -514,6 +534,13 @@ run_entry(st_registry *r, st_plugin *p, st_plugin_entry_fn entry)
 			p->refusal = st_xstrdup("it never declared itself (api->declare)");
 		else
 			p->refusal = st_xstrdup("its entry point reported a failure");
+		ctx_discard(&ctx);
+		p->loaded = false;
+		return;
+	}
+	if (is_disabled(r, p->name)) {
+		p->refusal = st_xstrdup("disabled in the settings (disabled_plugins in config.json)");
+		p->disabled = true;
 		ctx_discard(&ctx);
 		p->loaded = false;
 		return;

@@ -50,6 +50,7 @@ typedef struct st_plugin {
 	char *path;       /* file it came from, or "(built in)" */
 	char *name, *author, *description, *version; /* NULL until declared */
 	bool loaded;      /* false: refused as a whole */
+	bool disabled;    /* refused because its name is in st_registry_disable's list */
 	char *refusal;    /* why it was refused, or NULL */
 	char **notes;     /* types refused one by one, with the reason */
 	int n_notes;
@@ -94,6 +95,8 @@ typedef struct st_registry {
 	int n_impls;
 	st_activation_impl_entry *activation_impls;
 	int n_activation_impls;
+	char **disabled;       /* plugin names refused at load (the user's settings) */
+	int n_disabled;
 } st_registry;
 
 /* A link's source: output `output` of `layer`. layer NULL = unconnected. */
@@ -335,6 +338,9 @@ void st_registry_free(st_registry *r);
 /* Loads one plugin file. Refusals are recorded in the returned st_plugin
  * (owned by the registry), never fatal. */
 st_plugin *st_registry_load_file(st_registry *r, const char *path);
+/* Refuses plugins that declare this name when they are loaded later
+ * (config.json's disabled_plugins); they stay listed, marked disabled. */
+void st_registry_disable(st_registry *r, const char *name);
 /* Loads every "*.so" plugin in dir, in name order. Returns how many files were tried. */
 int st_registry_load_dir(st_registry *r, const char *dir);
 /* Runs an entry point linked into the program (tests, fuzzers, static builds). */

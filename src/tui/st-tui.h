@@ -167,6 +167,19 @@ typedef struct st_config {
 	cJSON *unknown;           /* fields this version does not know, kept for saving */
 } st_config;
 
+/* How the editor starts (strata MODEL, strata edit MODEL). */
+typedef struct st_tui_options {
+	const char *model;  /* the model file; created on the first save when missing */
+	const char *theme;  /* --theme, or NULL for the config's */
+	int ascii;          /* --ascii: 1; -1 from the config and the locale */
+	int colors;         /* --colors N, or -1 detected */
+} st_tui_options;
+
+/* Runs the editor until the user quits. Returns a process exit code: 0 when
+ * the user quit, 128 + N after signal N (SIGTERM, SIGHUP), 1 when the
+ * terminal went away, 2 when the model cannot be opened. */
+int st_tui_main(const st_tui_options *opt);
+
 /* ------------------------------------------------------------------------
  * tui-screen.c: the screen model
  * ------------------------------------------------------------------------ */

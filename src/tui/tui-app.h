@@ -38,6 +38,14 @@ typedef struct st_field {
 
 typedef struct st_app st_app;
 
+/* The editor's own ':' commands, beside the session's st_commands (for
+ * completion and help). */
+typedef struct st_app_command_desc {
+	const char *name, *usage, *help;
+} st_app_command_desc;
+extern const st_app_command_desc st_app_commands[];
+extern const int st_n_app_commands;
+
 /* What a confirm dialog runs when a choice is made (choice is its letter). */
 typedef void (*st_confirm_fn)(st_app *app, char choice, void *arg);
 typedef void (*st_prompt_fn)(st_app *app, const char *text, void *arg);
@@ -63,6 +71,7 @@ struct st_app {
 	st_canvas canvas;
 	struct {
 		st_field filter;
+		bool typing;           /* the filter takes the keys */
 		int row, top;          /* the highlighted entry and the first shown */
 		int group;             /* 0 category, 1 name, 2 collection */
 		bool collapsed[64];    /* per category */
@@ -91,8 +100,13 @@ struct st_app {
 	int help_top;
 	int menu_index, menu_item;
 	int docs_top;
-	char *docs_text;           /* the page shown, or NULL */
+	char *docs_type;           /* the layer type whose page is shown, NULL: the current layer's */
+	char *docs_text;           /* the page's text once read, or NULL */
 	int plugins_row;
+	/* A mouse drag on the canvas: where it started and what it holds. */
+	bool dragging;
+	int drag_x, drag_y;
+	st_canvas_hit drag_hit;
 
 	/* The status line: the last message and how it ended. */
 	char status[320];
@@ -104,6 +118,15 @@ struct st_app {
 };
 
 /* ---- tui-app.c: what panels and overlays may call ---- */
+
+/* The application for opt: config, theme, keys, plugins, the model (a new
+ * one when the file does not exist), the journal and lock, with any
+ * start-up question already open. NULL when the model cannot be read
+ * (reasons in d). Caller frees with st_app_free. */
+st_app *st_app_new(const st_tui_options *opt, st_diag *d);
+void st_app_free(st_app *app);
+/* Whether the file changed on disk since it was read or written. */
+bool st_app_disk_changed(st_app *app);
 
 /* Runs a ':' command line (edit commands and the editor's own: w, q, wq,
  * layout, theme, ...); reports failures in the status line. Returns 0 or -1. */
@@ -150,8 +173,6 @@ void st_check_draw(st_app *app, st_screen *s, st_rect r, bool focused);
 bool st_check_key(st_app *app, const st_key *k);
 void st_overlay_draw(st_app *app, st_screen *s);
 bool st_overlay_key(st_app *app, const st_key *k);
-/* The hint line's entries for the focused panel: "a add  c connect ...". */
-void st_hints_draw(st_app *app, st_screen *s, st_rect r);
 
 /* ---- tui-canvas-keys.c: editing on the canvas ---- */
 

@@ -559,11 +559,14 @@ st_screen_box(st_screen *s, st_rect r, const st_style *border, const char *title
 	}
 	long right = (long)r.x + r.w - 1, bottom = (long)r.y + r.h - 1;
 	const char *h = st_glyph_text(s, ST_G_HLINE), *v = st_glyph_text(s, ST_G_VLINE);
-	for (long x = (long)r.x + 1; x < right; x++) {
+	/* Only the part that can be on the screen is walked: a box may be huge. */
+	long x0 = (long)r.x + 1 > 0 ? (long)r.x + 1 : 0, x1 = right < s->w ? right : s->w;
+	long y0 = (long)r.y + 1 > 0 ? (long)r.y + 1 : 0, y1 = bottom < s->h ? bottom : s->h;
+	for (long x = x0; x < x1; x++) {
 		draw_text(s, x, r.y, h, border, 1);
 		draw_text(s, x, bottom, h, border, 1);
 	}
-	for (long y = (long)r.y + 1; y < bottom; y++) {
+	for (long y = y0; y < y1; y++) {
 		draw_text(s, r.x, y, v, border, 1);
 		draw_text(s, right, y, v, border, 1);
 	}

@@ -307,6 +307,17 @@ st_term_open(int depth, char *err, size_t err_size)
 		st_color_depth got = depth_of(COLORS, tigetflag("RGB") > 0 || COLORS >= 0x1000000);
 		term.depth = want < got ? want : got;
 	}
+	/* Asked for outright (not detected) and not given: say why. */
+	bool asked = depth >= (int)ST_DEPTH_MONO && depth <= (int)ST_DEPTH_TRUE;
+	if (asked && want > term.depth && !err[0] && err_size > 0) {
+		static const char *const names[] = { "no", "8", "16", "256", "true" };
+		snprintf(err, err_size,
+		         "%s colour asked for, but the terminal type '%s' offers %s colour%s%s",
+		         names[want], type, names[term.depth], term.depth == ST_DEPTH_8 || term.depth == ST_DEPTH_16 ||
+		         term.depth == ST_DEPTH_256 ? "s" : "",
+		         want == ST_DEPTH_TRUE ? " (a '-direct' terminfo entry, from ncurses-term, gives true colour)"
+		                               : "");
+	}
 	term.pair_limit = COLOR_PAIRS;
 	const char *codeset = nl_langinfo(CODESET);
 	term.utf8 = codeset != NULL && (strcmp(codeset, "UTF-8") == 0 || strcmp(codeset, "utf8") == 0);

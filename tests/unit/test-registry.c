@@ -42,6 +42,25 @@ Test(registry, std_loads_with_its_metadata)
 	st_registry_free(r);
 }
 
+Test(registry, disabled_plugins_stay_listed_but_register_nothing)
+{
+	st_registry *r = st_registry_new();
+	st_registry_disable(r, "std");
+	st_registry_load_default(r);
+	cr_assert_null(st_registry_find_layer(r, "input"));
+	const st_plugin *std = NULL;
+	for (int i = 0; i < r->n_plugins; i++) {
+		if (r->plugins[i]->name && strcmp(r->plugins[i]->name, "std") == 0)
+			std = r->plugins[i];
+	}
+	cr_assert_not_null(std, "a disabled plugin is still listed");
+	cr_assert(std->disabled);
+	cr_assert_not(std->loaded);
+	cr_assert_eq(std->n_layers, 0);
+	cr_assert(strstr(std->refusal, "disabled_plugins") != NULL, "%s", std->refusal);
+	st_registry_free(r);
+}
+
 Test(registry, abi_mismatch_is_refused)
 {
 	st_registry *r = st_registry_new();

@@ -1,0 +1,516 @@
+/* The editor application's services: ':' commands (the session's edit
+ * commands plus the editor's own), messages, questions, saving and quitting
+ * safely, and the start-up checks (journal, lock, file changed on disk). */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tui-app.h"
+
+/* The editor's own commands, beside the session's st_commands. */
+const st_app_command_desc st_app_commands[] = {
+	{ "w", "[FILE]", "save (write) the model" },
+	{ "q", "", "quit; asks when there are unsaved changes" },
+	{ "q!", "", "quit without saving" },
+	{ "wq", "", "save and quit" },
+	{ "x", "", "save when changed, and quit" },
+	{ "layout", "", "lay the graph out automatically (one undoable edit)" },
+	{ "toggle", "shapes|grid|minimap", "show or hide tensor shapes, the grid or the minimap" },
+	{ "theme", "[NAME]", "switch to a theme, or list them" },
+	{ "find", "LAYER", "select a layer by name and bring it into view" },
+	{ "docs", "[TYPE]", "the documentation of a layer type" },
+	{ "plugins", "", "the loaded plugins (collections)" },
+	{ "keys", "", "every key binding" },
+};
+const int st_n_app_commands = (int)(sizeof st_app_commands / sizeof st_app_commands[0]);
+
+const st_style *
+st_app_style(const st_app *app, st_role role)
+{
+	return &app->theme->roles[role];
+}
+
+st_graph *
+st_app_graph(st_app *app)
+{
+	return st_session_graph(app->session);
+}
+
+st_layer *
+st_app_current(st_app *app)
+{
+	return (st_layer *)app->canvas.cursor;
+}
+
+void
+st_app_message(st_app *app, st_severity sev, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(app->status, sizeof app->status, fmt, ap);
+	va_end(ap);
+	app->status_severity = sev;
+	app->status_set = true;
+}
+
+void
+st_app_focus_layer(st_app *app, const st_layer *l)
+{
+	app->canvas.cursor = l;
+	app->canvas.terminal = -1;
+	free(app->canvas.selected);
+	app->canvas.selected = NULL;
+	app->canvas.n_selected = 0;
+	if (l != NULL) {
+		app->canvas.selected = st_xmalloc(sizeof *app->canvas.selected);
+		app->canvas.selected[0] = l;
+		app->canvas.n_selected = 1;
+		st_rect r = app->panel_rect[ST_PANEL_CANVAS];
+		st_canvas_reveal(&app->canvas, l, r.w - 2, r.h - 2);
+	}
+	app->params.row = app->params.top = 0;
+}
+
+void
+st_app_confirm(st_app *app, const char *question, const char *choices, const char *const *labels,
+               st_confirm_fn done, void *arg)
+{
+	snprintf(app->confirm_question, sizeof app->confirm_question, "%s", question);
+	snprintf(app->confirm_choices, sizeof app->confirm_choices, "%s", choices);
+	for (int i = 0; i < 4; i++)
+		snprintf(app->confirm_labels[i], sizeof app->confirm_labels[i], "%s",
+		         labels && i < (int)strlen(choices) ? labels[i] : "");
+	app->confirm_done = done;
+	app->confirm_arg = arg;
+	app->overlay = ST_OVERLAY_CONFIRM;
+}
+
+void
+st_app_prompt(st_app *app, const char *question, const char *initial, st_prompt_fn done, void *arg)
+{
+	snprintf(app->prompt_question, sizeof app->prompt_question, "%s", question);
+	st_field_set(&app->prompt, initial);
+	app->prompt_done = done;
+	app->prompt_arg = arg;
+	app->overlay = ST_OVERLAY_PROMPT;
+}
+
+/* ---- the file on disk ---- */
+
+static void
+remember_disk(st_app *app)
+{
+	struct stat st;
+	if (app->path != NULL && stat(app->path, &st) == 0) {
+		app->disk_mtime = (long long)st.st_mtime;
+		app->disk_size = (long long)st.st_size;
+	} else {
+		app->disk_mtime = 0;
+		app->disk_size = -1;
+	}
+}
+
+bool
+st_app_disk_changed(st_app *app)
+{
+	struct stat st;
+	if (app->path == NULL || stat(app->path, &st) != 0)
+		return false;
+	return (long long)st.st_mtime != app->disk_mtime || (long long)st.st_size != app->disk_size;
+}
+
+static int
+save_now(st_app *app, const char *path)
+{
+	char *argv[] = { (char *)"save", (char *)path };
+	char err[512];
+	if (app->read_only && path == NULL) {
+		st_app_message(app, ST_SEVERITY_ERROR,
+		               "opened read-only (another Strata has it): save under another name with :w FILE");
+		return -1;
+	}
+	if (st_session_exec(app->session, path ? 2 : 1, argv, err, sizeof err) != 0) {
+		st_app_message(app, ST_SEVERITY_ERROR, "not saved: %s", err);
+		return -1;
+	}
+	if (path != NULL) {
+		free(app->path);
+		app->path = st_xstrdup(path);
+	}
+	remember_disk(app);
+	st_app_message(app, ST_SEVERITY_INFO, "saved %s", app->path);
+	return 0;
+}
+
+static void
+overwrite_answer(st_app *app, char choice, void *arg)
+{
+	(void)arg;
+	if (choice == 'o')
+		save_now(app, NULL);
+	else if (choice == 'r') {
+		st_app_message(app, ST_SEVERITY_INFO, "not saved; :e! is not available yet: save under "
+		                                       "another name with :w FILE");
+	} else
+		st_app_message(app, ST_SEVERITY_INFO, "not saved");
+}
+
+/* Saves, first asking when someone else changed the file since. */
+static int
+save(st_app *app, const char *path)
+{
+	if (path == NULL && st_app_disk_changed(app)) {
+		static const char *const labels[] = { "overwrite it", "keep theirs", "cancel" };
+		st_app_confirm(app, "The model changed on disk since it was opened. Overwrite it with this version?",
+		               "orc", labels, overwrite_answer, NULL);
+		return 1;
+	}
+	return save_now(app, path);
+}
+
+static void
+quit_answer(st_app *app, char choice, void *arg)
+{
+	(void)arg;
+	if (choice == 'y') {
+		if (save(app, NULL) == 0)
+			app->quit = true;
+	} else if (choice == 'n') {
+		/* Leaving without saving is a choice: the journal goes too. */
+		if (app->journal != NULL) {
+			st_journal_close(app->journal, true);
+			app->journal = NULL;
+			st_session_set_journal(app->session, NULL);
+		}
+		app->quit = true;
+	}
+}
+
+static void
+quit(st_app *app, bool force)
+{
+	if (force || !st_session_dirty(app->session)) {
+		if (force && app->journal != NULL) {
+			st_journal_close(app->journal, true);
+			app->journal = NULL;
+			st_session_set_journal(app->session, NULL);
+		}
+		app->quit = true;
+		return;
+	}
+	static const char *const labels[] = { "save and quit", "quit without saving", "cancel" };
+	st_app_confirm(app, "Save the changes before quitting?", "ync", labels, quit_answer, NULL);
+}
+
+/* ---- commands ---- */
+
+static void
+place_all(st_app *app)
+{
+	st_graph *g = st_app_graph(app);
+	int *xy = st_layout_graph(g);
+	/* One "move" with every layer: the whole layout undoes in one step. */
+	int argc = 1 + 3 * g->n_layers;
+	char **argv = st_xcalloc((size_t)argc + 1, sizeof *argv);
+	argv[0] = st_xstrdup("move");
+	for (int i = 0; i < g->n_layers; i++) {
+		argv[1 + 3 * i] = st_xstrdup(g->layers[i]->name);
+		argv[2 + 3 * i] = st_xasprintf("%d", xy[2 * i]);
+		argv[3 + 3 * i] = st_xasprintf("%d", xy[2 * i + 1]);
+	}
+	if (g->n_layers > 0)
+		st_app_exec(app, argc, argv);
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+	free(xy);
+	st_app_message(app, ST_SEVERITY_INFO, "laid out %d layers", g->n_layers);
+}
+
+static bool
+editor_command(st_app *app, int argc, char **argv, int *rc)
+{
+	const char *c = argv[0];
+	*rc = 0;
+	if (strcmp(c, "w") == 0 || strcmp(c, "write") == 0) {
+		*rc = save(app, argc > 1 ? argv[1] : NULL) < 0 ? -1 : 0;
+	} else if (strcmp(c, "q") == 0 || strcmp(c, "quit") == 0) {
+		quit(app, false);
+	} else if (strcmp(c, "q!") == 0) {
+		quit(app, true);
+	} else if (strcmp(c, "wq") == 0) {
+		if (save(app, NULL) == 0)
+			app->quit = true;
+	} else if (strcmp(c, "x") == 0) {
+		if (!st_session_dirty(app->session) || save(app, NULL) == 0)
+			app->quit = true;
+	} else if (strcmp(c, "layout") == 0) {
+		place_all(app);
+	} else if (strcmp(c, "toggle") == 0) {
+		bool *flag = NULL;
+		if (argc == 2 && strcmp(argv[1], "shapes") == 0)
+			flag = &app->canvas.show_shapes;
+		else if (argc == 2 && strcmp(argv[1], "grid") == 0)
+			flag = &app->canvas.show_grid;
+		else if (argc == 2 && strcmp(argv[1], "minimap") == 0)
+			flag = &app->canvas.show_minimap;
+		if (flag == NULL) {
+			st_app_message(app, ST_SEVERITY_ERROR, "toggle takes shapes, grid or minimap");
+			*rc = -1;
+		} else {
+			*flag = !*flag;
+			st_app_message(app, ST_SEVERITY_INFO, "%s %s", argv[1], *flag ? "shown" : "hidden");
+		}
+	} else if (strcmp(c, "theme") == 0) {
+		if (argc < 2) {
+			int n;
+			char **names = st_theme_list(&n);
+			st_buf b;
+			st_buf_init(&b);
+			for (int i = 0; i < n; i++) {
+				st_buf_printf(&b, "%s%s", i ? ", " : "", names[i]);
+				free(names[i]);
+			}
+			free(names);
+			st_app_message(app, ST_SEVERITY_INFO, "themes: %s", b.data ? b.data : "(none)");
+			st_buf_free(&b);
+		} else {
+			st_diag d;
+			st_diag_init(&d);
+			st_theme *t = st_theme_load(argv[1], &d);
+			if (t == NULL) {
+				st_app_message(app, ST_SEVERITY_ERROR, "%s", d.count ? d.items[0].text : "no such theme");
+				*rc = -1;
+			} else {
+				st_theme_free(app->theme);
+				app->theme = t;
+				app->redraw_all = true;
+				st_app_message(app, ST_SEVERITY_INFO, "theme %s", argv[1]);
+			}
+			st_diag_free(&d);
+		}
+	} else if (strcmp(c, "find") == 0 || strcmp(c, "goto") == 0) {
+		st_layer *l = argc > 1 ? st_graph_find(st_app_graph(app), argv[1]) : NULL;
+		if (l == NULL) {
+			st_app_message(app, ST_SEVERITY_ERROR, "no layer '%s'", argc > 1 ? argv[1] : "");
+			*rc = -1;
+		} else {
+			app->focus = ST_PANEL_CANVAS;
+			st_app_focus_layer(app, l);
+		}
+	} else if (strcmp(c, "docs") == 0) {
+		app->overlay = ST_OVERLAY_DOCS;
+		app->docs_top = 0;
+		free(app->docs_type);
+		app->docs_type = argc > 1 ? st_xstrdup(argv[1]) : NULL;
+	} else if (strcmp(c, "plugins") == 0) {
+		app->overlay = ST_OVERLAY_PLUGINS;
+		app->plugins_row = 0;
+	} else if (strcmp(c, "keys") == 0 || strcmp(c, "help") == 0) {
+		if (strcmp(c, "help") == 0 && argc > 1)
+			return false; /* the session's help COMMAND */
+		app->overlay = ST_OVERLAY_HELP;
+		app->help_top = 0;
+	} else {
+		return false;
+	}
+	return true;
+}
+
+int
+st_app_exec(st_app *app, int argc, char **argv)
+{
+	if (argc == 0)
+		return 0;
+	int rc;
+	if (editor_command(app, argc, argv, &rc))
+		return rc;
+	char err[1024];
+	if (st_session_exec(app->session, argc, argv, err, sizeof err) != 0) {
+		st_app_message(app, ST_SEVERITY_ERROR, "%s: %s", argv[0], err);
+		return -1;
+	}
+	/* A layer that went away cannot stay under the cursor. */
+	st_graph *g = st_app_graph(app);
+	if (app->canvas.cursor != NULL && ((const st_layer *)app->canvas.cursor)->graph != g)
+		st_app_focus_layer(app, g->n_layers ? g->layers[g->n_layers - 1] : NULL);
+	int keep = 0;
+	for (int i = 0; i < app->canvas.n_selected; i++) {
+		if (app->canvas.selected[i]->graph == g)
+			app->canvas.selected[keep++] = app->canvas.selected[i];
+	}
+	app->canvas.n_selected = keep;
+	return 0;
+}
+
+int
+st_app_command(st_app *app, const char *line)
+{
+	char **argv;
+	int argc;
+	char err[256];
+	if (st_split_words(line, &argv, &argc, err, sizeof err) != 0) {
+		st_app_message(app, ST_SEVERITY_ERROR, "%s", err);
+		return -1;
+	}
+	int rc = st_app_exec(app, argc, argv);
+	for (int i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+	return rc;
+}
+
+/* ---- start and end ---- */
+
+static void
+restore_answer(st_app *app, char choice, void *arg)
+{
+	char *script = arg;
+	char err[256];
+	if (app->journal != NULL)
+		st_journal_start(app->journal, err, sizeof err);
+	if (choice == 'r') {
+		st_diag d;
+		st_diag_init(&d);
+		int rc = st_session_run_script(app->session, script, "journal", &d);
+		if (rc != 0)
+			st_app_message(app, ST_SEVERITY_ERROR, "restoring stopped: %s",
+			               d.count ? d.items[0].text : "?");
+		else
+			st_app_message(app, ST_SEVERITY_INFO, "restored the unsaved edits; :w saves them");
+		st_diag_free(&d);
+		st_graph *g = st_app_graph(app);
+		st_app_focus_layer(app, g->n_layers ? g->layers[0] : NULL);
+	} else {
+		st_app_message(app, ST_SEVERITY_INFO, "the unsaved edits were discarded");
+	}
+	free(script);
+}
+
+static void
+lock_answer(st_app *app, char choice, void *arg)
+{
+	(void)arg;
+	if (choice == 'q') {
+		app->quit = true;
+	} else if (choice == 'e') {
+		/* Editing anyway: this session keeps no journal, as the other one does. */
+		app->read_only = false;
+		st_app_message(app, ST_SEVERITY_WARNING,
+		               "editing while another Strata has the model open: the last save wins");
+	} else {
+		st_app_message(app, ST_SEVERITY_INFO, "read-only: :w FILE saves a copy under another name");
+	}
+}
+
+st_app *
+st_app_new(const st_tui_options *opt, st_diag *d)
+{
+	st_app *app = st_xcalloc(1, sizeof *app);
+	st_config_defaults(&app->config);
+	st_config_load(&app->config, d); /* a bad config is reported and ignored */
+	const char *theme = opt->theme ? opt->theme : app->config.theme;
+	app->theme = theme ? st_theme_load(theme, d) : st_theme_load("dark", d);
+	if (app->theme == NULL)
+		app->theme = st_theme_default();
+	st_keymap_init(&app->keymap, st_actions, st_n_actions);
+	st_keymap_load(&app->keymap, d);
+	app->canvas.show_shapes = app->config.show_shapes;
+	app->canvas.show_grid = app->config.show_grid;
+	app->canvas.connect_output = -1;
+	app->canvas.terminal = -1;
+	app->focus = ST_PANEL_CANVAS;
+
+	/* Plugins: the usual search path, extra folders, minus disabled ones. */
+	app->registry = st_registry_new();
+	for (int i = 0; i < app->config.n_disabled_plugins; i++)
+		st_registry_disable(app->registry, app->config.disabled_plugins[i]);
+	st_registry_load_default(app->registry);
+	for (int i = 0; i < app->config.n_plugin_paths; i++)
+		st_registry_load_dir(app->registry, app->config.plugin_paths[i]);
+
+	app->path = opt->model ? st_xstrdup(opt->model) : NULL;
+	st_graph *g = NULL;
+	struct stat st;
+	bool exists = app->path && stat(app->path, &st) == 0;
+	if (exists) {
+		g = st_model_load(app->path, app->registry, d);
+		if (g == NULL) {
+			st_app_free(app);
+			return NULL;
+		}
+	} else {
+		g = st_graph_new(app->registry);
+	}
+	st_graph_check(g);
+	app->session = st_session_new(g, app->path);
+	remember_disk(app);
+	app->canvas.cursor = g->n_layers ? g->layers[0] : NULL;
+	if (!exists && app->path)
+		st_app_message(app, ST_SEVERITY_INFO, "new model %s: a to add layers, :w to save", app->path);
+
+	/* Another Strata with this model, or edits a crash left behind. */
+	if (app->path != NULL) {
+		int pending_n = 0;
+		bool changed = false;
+		char *pending = st_journal_pending(app->path, &pending_n, &changed);
+		long other = 0;
+		char err[512];
+		app->journal = st_journal_open(app->path, &other, err, sizeof err);
+		if (app->journal == NULL && other != 0) {
+			app->read_only = true;
+			char *q = st_xasprintf("%s is open in another Strata (process %ld).", app->path, other);
+			static const char *const labels[] = { "open read-only", "edit anyway", "quit" };
+			st_app_confirm(app, q, "req", labels, lock_answer, NULL);
+			free(q);
+			free(pending);
+		} else if (app->journal == NULL) {
+			st_app_message(app, ST_SEVERITY_WARNING, "no journal, so a crash would lose edits: %s", err);
+			free(pending);
+		} else {
+			st_session_set_journal(app->session, app->journal);
+			if (pending != NULL) {
+				char *q = st_xasprintf("A session that did not end cleanly left %d unsaved edit%s%s. "
+				                       "Restore them?",
+				                       pending_n, pending_n == 1 ? "" : "s",
+				                       changed ? " (the file has changed on disk since)" : "");
+				static const char *const labels[] = { "restore", "discard" };
+				st_app_confirm(app, q, "rd", labels, restore_answer, pending);
+				free(q);
+			} else {
+				char e2[256];
+				st_journal_start(app->journal, e2, sizeof e2);
+			}
+		}
+	}
+	return app;
+}
+
+void
+st_app_free(st_app *app)
+{
+	if (app == NULL)
+		return;
+	/* A clean end: nothing to restore next time unless edits were left unsaved. */
+	if (app->journal != NULL)
+		st_journal_close(app->journal, !st_session_dirty(app->session));
+	st_session_free(app->session);
+	st_registry_free(app->registry);
+	st_theme_free(app->theme);
+	st_keymap_clear(&app->keymap);
+	st_config_clear(&app->config);
+	st_screen_free(app->screen);
+	st_field_free(&app->command);
+	st_field_free(&app->prompt);
+	st_field_free(&app->palette.filter);
+	st_field_free(&app->params.edit);
+	free(app->canvas.selected);
+	free(app->docs_text);
+	free(app->docs_type);
+	free(app->path);
+	free(app);
+}

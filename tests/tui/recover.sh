@@ -1,0 +1,98 @@
+#!/bin/sh
+# Never losing work: a session killed with SIGKILL leaves its edits in the
+# journal; the next one offers them back, and the model file is untouched
+# until the user saves.
+. "$top_srcdir/tests/tui/lib.sh"
+
+m="$tmp/cnn.strata.json"
+cp "$top_srcdir/examples/cnn_classifier.strata.json" "$m"
+cp "$m" "$tmp/original.json"
+
+start 140 50 "$STRATA" edit "$m"
+wait_for "EDIT ─ 10 layers"
+keys :
+type_text "set conv1 num_output 20"
+keys Enter
+wait_for "20 k3 relu"
+keys :
+type_text "rename conv2 features"
+keys Enter
+wait_for "features"
+kill -9 "$(program_pid)"
+wait_exit 137
+same "$m" "$tmp/original.json"
+
+# Restored: both edits come back, and saving writes them.
+start 140 50 "$STRATA" edit "$m"
+wait_for "left 2 unsaved edits. Restore them?"
+keys r
+wait_for "restored the unsaved edits"
+wait_for "20 k3 relu"
+wait_for "features"
+wait_for "[+]"
+keys C-s
+wait_for "saved $m"
+keys q
+wait_exit 0
+file_has "$m" '"num_output": 20'
+file_has "$m" '"name": "features"'
+
+# Discarded: the file stays as saved, and the next start asks nothing.
+cp "$m" "$tmp/saved.json"
+start 140 50 "$STRATA" edit "$m"
+wait_for "EDIT ─ 10 layers"
+keys :
+type_text "delete fc1"
+keys Enter
+wait_for "EDIT ─ 9 layers"
+kill -9 "$(program_pid)"
+wait_exit 137
+start 140 50 "$STRATA" edit "$m"
+wait_for "left 1 unsaved edit. Restore them?"
+keys d
+wait_for "the unsaved edits were discarded"
+wait_for "EDIT ─ 10 layers"
+keys q
+wait_exit 0
+same "$m" "$tmp/saved.json"
+start 140 50 "$STRATA" edit "$m"
+wait_for "EDIT ─ 10 layers"
+wait_gone "Restore them?"
+keys q
+wait_exit 0
+
+# SIGTERM and a hang-up end the session cleanly, edits kept in the journal.
+start 140 50 "$STRATA" edit "$m"
+wait_for "EDIT ─ 10 layers"
+keys :
+type_text "delete fc2"
+keys Enter
+wait_for "EDIT ─ 9 layers"
+kill -TERM "$(program_pid)"
+wait_exit 143
+same "$m" "$tmp/saved.json"
+start 140 50 "$STRATA" edit "$m"
+wait_for "left 1 unsaved edit. Restore them?"
+keys d q
+wait_exit 0
+
+# A second Strata on the same model is offered read-only.
+start 140 50 "$STRATA" edit "$m"
+wait_for "EDIT ─ 10 layers"
+T new-window -d -t t "'$STRATA' edit '$m'"
+checks=$((checks + 1))
+i=0
+while [ $i -lt 200 ] && ! T capture-pane -p -t t:1 | grep -qF "is open in another Strata"; do
+	i=$((i + 1))
+	sleep 0.05
+done
+if [ $i -ge 200 ]; then
+	echo "FAIL: the second editor did not see the first"
+	T capture-pane -p -t t:1 | sed 's/^/  screen| /'
+	fails=$((fails + 1))
+fi
+T send-keys -t t:1 q
+keys q
+wait_exit 0
+
+finish
