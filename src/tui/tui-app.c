@@ -447,6 +447,19 @@ st_app_new(const st_tui_options *opt, st_diag *d)
 		g = st_graph_new(app->registry);
 	}
 	st_graph_check(g);
+	/* A model without positions (generated, imported) has every glyph on
+	 * one spot: lay it out, as a view of the model rather than an edit. */
+	bool one_spot = g->n_layers > 1;
+	for (int i = 1; i < g->n_layers && one_spot; i++)
+		one_spot = g->layers[i]->x == g->layers[0]->x && g->layers[i]->y == g->layers[0]->y;
+	if (one_spot) {
+		int *xy = st_layout_graph(g);
+		for (int i = 0; i < g->n_layers; i++) {
+			g->layers[i]->x = xy[2 * i];
+			g->layers[i]->y = xy[2 * i + 1];
+		}
+		free(xy);
+	}
 	app->session = st_session_new(g, app->path);
 	remember_disk(app);
 	app->canvas.cursor = g->n_layers ? g->layers[0] : NULL;

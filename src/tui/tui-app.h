@@ -173,6 +173,8 @@ void st_check_draw(st_app *app, st_screen *s, st_rect r, bool focused);
 bool st_check_key(st_app *app, const st_key *k);
 void st_overlay_draw(st_app *app, st_screen *s);
 bool st_overlay_key(st_app *app, const st_key *k);
+/* Alt and a menu's initial (<M-f>) opens that menu; false for other keys. */
+bool st_menu_mnemonic(st_app *app, const st_key *k);
 
 /* ---- tui-canvas-keys.c: editing on the canvas ---- */
 

@@ -365,7 +365,8 @@ st_app_key(st_app *app, const st_key *k)
 	}
 	if (!used && panel_capturing(app))
 		used = global_key(app, k);
-	(void)used;
+	if (!used)
+		st_menu_mnemonic(app, k);
 }
 
 /* ---- input ---- */

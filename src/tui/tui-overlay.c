@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -312,6 +313,39 @@ draw_help(st_app *app, st_screen *s)
 	st_screen_set_clip(s, old);
 }
 
+/* The first key bound to the action that runs a menu item's command (the
+ * command line's for the item without one), or NULL. Borrowed. */
+static const char *
+item_key(const st_app *app, const menu_item *item)
+{
+	for (int a = 0; a < app->keymap.n_actions; a++) {
+		const char *cmd = app->keymap.actions[a].command;
+		bool same = item->command != NULL ? cmd != NULL && strcmp(cmd, item->command) == 0
+		                                  : strcmp(app->keymap.actions[a].name, "global.command") == 0;
+		if (same && app->keymap.keys[a] != NULL && app->keymap.keys[a][0] != NULL)
+			return app->keymap.keys[a][0];
+	}
+	return NULL;
+}
+
+bool
+st_menu_mnemonic(st_app *app, const st_key *k)
+{
+	/* <M-f> for File: Alt and a menu's initial. */
+	if (k->kind != ST_KEY_KEY || strncmp(k->name, "<M-", 3) != 0 || k->name[3] == '\0' ||
+	    strcmp(k->name + 4, ">") != 0)
+		return false;
+	for (int m = 0; m < N_MENUS; m++) {
+		if (tolower((unsigned char)menus[m].title[0]) == tolower((unsigned char)k->name[3])) {
+			app->overlay = ST_OVERLAY_MENU;
+			app->menu_index = m;
+			app->menu_item = 0;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void
 draw_menu(st_app *app, st_screen *s)
 {
@@ -325,13 +359,19 @@ draw_menu(st_app *app, st_screen *s)
 			open_x = x;
 		x += st_screen_text(s, x, 0, label, m == app->menu_index ? sel : bar, -1);
 	}
-	int n = menu_items(app->menu_index), w = 26;
+	int n = menu_items(app->menu_index), w = 36;
 	st_rect r = { open_x, 1, w, n + 2 };
 	window(app, s, r, NULL);
 	for (int i = 0; i < n; i++) {
+		const menu_item *item = &menus[app->menu_index].items[i];
 		const st_style *st = i == app->menu_item ? sel : bar;
 		st_screen_fill(s, (st_rect){ r.x + 1, r.y + 1 + i, w - 2, 1 }, " ", st);
-		st_screen_text_fit(s, r.x + 2, r.y + 1 + i, menus[app->menu_index].items[i].label, st, w - 4);
+		/* The item's key, as the key map binds it, on the right. */
+		const char *key = item_key(app, item);
+		int kw = key != NULL ? st_text_width(key) : 0;
+		if (kw > 0 && kw < w - 8)
+			st_screen_text(s, r.x + w - 2 - kw, r.y + 1 + i, key, st, kw);
+		st_screen_text_fit(s, r.x + 2, r.y + 1 + i, item->label, st, w - 5 - kw);
 	}
 }
 
@@ -380,10 +420,24 @@ static void
 draw_plugins(st_app *app, st_screen *s)
 {
 	st_rect r = centred(s, 90, s->h - 4);
-	window(app, s, r, "Collections (Space enables or disables at the next start; Esc closes)");
+	window(app, s, r, "Collections (Space enables or disables at the next start; a adds a folder; Esc closes)");
 	const st_registry *reg = app->registry;
 	int y = r.y + 1;
-	for (int i = 0; i < reg->n_plugins && y < r.y + r.h - 1; i++) {
+	/* The extra folders from the config, on the window's last line. */
+	int bottom = r.y + r.h - 1;
+	if (r.h > 4) {
+		bottom--;
+		st_buf b;
+		st_buf_init(&b);
+		st_buf_puts(&b, app->config.n_plugin_paths ? "extra folders:" : "extra folders: none (a adds one)");
+		for (int i = 0; i < app->config.n_plugin_paths; i++) {
+			st_buf_puts(&b, " ");
+			st_buf_puts(&b, app->config.plugin_paths[i]);
+		}
+		st_screen_text_fit(s, r.x + 2, bottom, b.data, st_app_style(app, ST_ROLE_DIM), r.w - 4);
+		st_buf_free(&b);
+	}
+	for (int i = 0; i < reg->n_plugins && y < bottom; i++) {
 		const st_plugin *p = reg->plugins[i];
 		bool here = i == app->plugins_row;
 		const st_style *st = st_app_style(app, here ? ST_ROLE_MENU_SELECTED : ST_ROLE_MENU);
@@ -392,15 +446,16 @@ draw_plugins(st_app *app, st_screen *s)
 		int x = r.x + 2 + st_screen_glyph(s, r.x + 2, y, p->loaded && !off ? ST_G_CHECK_ON : ST_G_CHECK_OFF, st);
 		char head[256];
 		if (p->loaded)
-			snprintf(head, sizeof head, " %s %s: %d layer types, %d activations%s", p->name, p->version,
-			         p->n_layers, p->n_activations, off ? " (disabled from the next start)" : "");
+			snprintf(head, sizeof head, " %s %s: %d layer type%s, %d activation%s%s", p->name, p->version,
+			         p->n_layers, p->n_layers == 1 ? "" : "s", p->n_activations,
+			         p->n_activations == 1 ? "" : "s", off ? " (disabled from the next start)" : "");
 		else if (p->disabled)
 			snprintf(head, sizeof head, " %s %s: disabled%s", p->name, p->version ? p->version : "",
 			         off ? "" : " (enabled from the next start)");
 		else
 			snprintf(head, sizeof head, " %s: refused: %s", p->path, p->refusal ? p->refusal : "?");
 		st_screen_text_fit(s, x, y++, head, st, r.x + r.w - 1 - x);
-		if (p->loaded && y < r.y + r.h - 1) {
+		if (p->loaded && y < bottom) {
 			char line[512];
 			snprintf(line, sizeof line, "%s %s by %s %s %s", p->description, st_glyph_text(s, ST_G_DOT), p->author,
 			         st_glyph_text(s, ST_G_DOT), p->path);
@@ -518,6 +573,56 @@ save:;
 		               plugin_disabled(app, name) ? "disabled" : "enabled");
 }
 
+static void add_folder(st_app *app, const char *text);
+
+/* The answer to "Plugin folder to add:": load it now and keep it in the
+ * config for the next starts. */
+static void
+add_folder_done(st_app *app, const char *text, void *arg)
+{
+	(void)arg;
+	if (text[0] == '\0') {
+		app->overlay = ST_OVERLAY_PLUGINS;
+		return;
+	}
+	/* ~/ is the home folder, as in a shell. */
+	char *expanded = NULL;
+	if (strncmp(text, "~/", 2) == 0 && getenv("HOME") != NULL)
+		text = expanded = st_xasprintf("%s%s", getenv("HOME"), text + 1);
+	add_folder(app, text);
+	free(expanded);
+	app->overlay = ST_OVERLAY_PLUGINS;
+}
+
+static void
+add_folder(st_app *app, const char *text)
+{
+	struct stat st;
+	if (stat(text, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		st_app_message(app, ST_SEVERITY_ERROR, "%s: %s", text,
+		               stat(text, &st) != 0 ? strerror(errno) : "not a folder");
+		return;
+	}
+	st_config *cfg = &app->config;
+	for (int i = 0; i < cfg->n_plugin_paths; i++) {
+		if (strcmp(cfg->plugin_paths[i], text) == 0) {
+			st_app_message(app, ST_SEVERITY_INFO, "%s is already an extra plugin folder", text);
+			return;
+		}
+	}
+	int before = app->registry->n_plugins;
+	int tried = st_registry_load_dir(app->registry, text);
+	cfg->plugin_paths = st_xreallocarray(cfg->plugin_paths, (size_t)cfg->n_plugin_paths + 1,
+	                                     sizeof *cfg->plugin_paths);
+	cfg->plugin_paths[cfg->n_plugin_paths++] = st_xstrdup(text);
+	char err[256];
+	if (st_config_save(cfg, err, sizeof err) != 0)
+		st_app_message(app, ST_SEVERITY_ERROR, "%s", err);
+	else
+		st_app_message(app, ST_SEVERITY_INFO, "%s: %d plugin file%s, %d listed; kept in the settings", text,
+		               tried, tried == 1 ? "" : "s", app->registry->n_plugins - before);
+}
+
 static bool
 scroll_keys(const st_key *k, int *top)
 {
@@ -615,11 +720,15 @@ st_overlay_key(st_app *app, const st_key *k)
 				app->plugins_row--;
 		} else if (is(k, "<Space>")) {
 			toggle_plugin(app);
+		} else if (is(k, "a")) {
+			st_app_prompt(app, "Plugin folder to add:", "", add_folder_done, NULL);
 		}
 		return true;
 	case ST_OVERLAY_MENU: {
 		int n = menu_items(app->menu_index);
-		if (is(k, "<Esc>") || is(k, "<F10>")) {
+		if (st_menu_mnemonic(app, k)) {
+			/* Alt and an initial: that menu, from another one too. */
+		} else if (is(k, "<Esc>") || is(k, "<F10>")) {
 			app->overlay = ST_OVERLAY_NONE;
 		} else if (is(k, "<Left>") || is(k, "h")) {
 			app->menu_index = (app->menu_index + N_MENUS - 1) % N_MENUS;

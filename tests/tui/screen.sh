@@ -117,9 +117,9 @@ keys q
 wait_exit 0
 file_has "$ERR" "error: no theme called 'nosuch'"
 # A bad --colors is refused before the screen opens.
-start 100 30 "$STRATA" --colors 12 "$m"
+start 100 30 sh -c 'exec "$0" "$@" 2>"$ERR"' "$STRATA" --colors 12 "$m"
 wait_exit 2
-wait_for "--colors takes 0, 8, 16, 256 or truecolor, not '12'"
+file_has "$ERR" "--colors takes 0, 8, 16, 256 or truecolor, not '12'"
 
 # ---- the user's key map ----
 cat >"$XDG_CONFIG_HOME/strata/keys.conf" <<'KEYS'
