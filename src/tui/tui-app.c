@@ -18,6 +18,7 @@ const st_app_command_desc st_app_commands[] = {
 	{ "q!", "", "quit without saving" },
 	{ "wq", "", "save and quit" },
 	{ "x", "", "save when changed, and quit" },
+	{ "e!", "", "reload the model from disk, dropping unsaved edits" },
 	{ "layout", "", "lay the graph out automatically (one undoable edit)" },
 	{ "toggle", "shapes|grid|minimap", "show or hide tensor shapes, the grid or the minimap" },
 	{ "theme", "[NAME]", "switch to a theme, or list them" },
@@ -101,17 +102,25 @@ st_app_prompt(st_app *app, const char *question, const char *initial, st_prompt_
 
 /* ---- the file on disk ---- */
 
+static long long
+disk_time(const struct stat *st)
+{
+	return (long long)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+}
+
 static void
 remember_disk(st_app *app)
 {
 	struct stat st;
 	if (app->path != NULL && stat(app->path, &st) == 0) {
-		app->disk_mtime = (long long)st.st_mtime;
+		app->disk_mtime = disk_time(&st);
 		app->disk_size = (long long)st.st_size;
+		app->disk_ino = (unsigned long long)st.st_ino;
 	} else {
 		app->disk_mtime = 0;
 		app->disk_size = -1;
 	}
+	app->disk_warned = false;
 }
 
 bool
@@ -120,7 +129,10 @@ st_app_disk_changed(st_app *app)
 	struct stat st;
 	if (app->path == NULL || stat(app->path, &st) != 0)
 		return false;
-	return (long long)st.st_mtime != app->disk_mtime || (long long)st.st_size != app->disk_size;
+	/* A save by another program replaces the file (a new inode) or at least
+	 * touches it; times in nanoseconds catch two saves in one second. */
+	return disk_time(&st) != app->disk_mtime || (long long)st.st_size != app->disk_size ||
+	       (unsigned long long)st.st_ino != app->disk_ino;
 }
 
 static int
@@ -146,17 +158,82 @@ save_now(st_app *app, const char *path)
 	return 0;
 }
 
+/* A model without positions (generated, imported) has every glyph on one
+ * spot: lay it out, as a view of the model rather than an edit. */
+static void
+place_if_unplaced(st_graph *g)
+{
+	bool one_spot = g->n_layers > 1;
+	for (int i = 1; i < g->n_layers && one_spot; i++)
+		one_spot = g->layers[i]->x == g->layers[0]->x && g->layers[i]->y == g->layers[0]->y;
+	if (!one_spot)
+		return;
+	int *xy = st_layout_graph(g);
+	for (int i = 0; i < g->n_layers; i++) {
+		g->layers[i]->x = xy[2 * i];
+		g->layers[i]->y = xy[2 * i + 1];
+	}
+	free(xy);
+}
+
+/* Reads the model again from disk in place of this session's (its edits
+ * and undo history go). On a file that no longer loads, nothing changes. */
+static int
+reload(st_app *app)
+{
+	if (app->path == NULL) {
+		st_app_message(app, ST_SEVERITY_ERROR, "this model has never been saved: nothing to reload");
+		return -1;
+	}
+	st_diag d;
+	st_diag_init(&d);
+	st_graph *g = st_model_load(app->path, app->registry, &d);
+	if (g == NULL) {
+		const st_diag_item *it = d.count ? &d.items[0] : NULL;
+		if (it != NULL && it->line > 0)
+			st_app_message(app, ST_SEVERITY_ERROR, "not reloaded: %s:%d:%d: %s", app->path, it->line, it->col,
+			               it->text);
+		else
+			st_app_message(app, ST_SEVERITY_ERROR, "not reloaded: %s: %s", app->path,
+			               it ? it->text : "cannot be read");
+		st_diag_free(&d);
+		return -1;
+	}
+	st_diag_free(&d);
+	st_graph_check(g);
+	place_if_unplaced(g);
+	/* Nothing may point into the old graph once it is gone. */
+	st_session *old = app->session;
+	app->session = st_session_new(g, app->path);
+	if (app->journal != NULL) {
+		char err[256];
+		st_journal_start(app->journal, err, sizeof err);
+		st_session_set_journal(app->session, app->journal);
+	}
+	app->canvas.n_selected = 0;
+	app->canvas.connect_from = NULL;
+	app->canvas.connect_output = -1;
+	app->canvas.terminal = -1;
+	app->dragging = false;
+	app->drag_hit = (st_canvas_hit){ NULL, -1, -1 };
+	app->canvas.cursor = NULL;
+	st_app_focus_layer(app, g->n_layers ? g->layers[0] : NULL);
+	st_session_free(old);
+	remember_disk(app);
+	st_app_message(app, ST_SEVERITY_INFO, "reloaded %s from disk", app->path);
+	return 0;
+}
+
 static void
 overwrite_answer(st_app *app, char choice, void *arg)
 {
 	(void)arg;
 	if (choice == 'o')
 		save_now(app, NULL);
-	else if (choice == 'r') {
-		st_app_message(app, ST_SEVERITY_INFO, "not saved; :e! is not available yet: save under "
-		                                       "another name with :w FILE");
-	} else
-		st_app_message(app, ST_SEVERITY_INFO, "not saved");
+	else if (choice == 'r')
+		reload(app);
+	else
+		st_app_message(app, ST_SEVERITY_INFO, "not saved; :w FILE saves this version under another name");
 }
 
 /* Saves, first asking when someone else changed the file since. */
@@ -164,7 +241,8 @@ static int
 save(st_app *app, const char *path)
 {
 	if (path == NULL && st_app_disk_changed(app)) {
-		static const char *const labels[] = { "overwrite it", "keep theirs", "cancel" };
+		static const char *const labels[] = { "overwrite it with this version",
+			                              "reload theirs, dropping these edits", "cancel" };
 		st_app_confirm(app, "The model changed on disk since it was opened. Overwrite it with this version?",
 		               "orc", labels, overwrite_answer, NULL);
 		return 1;
@@ -248,6 +326,8 @@ editor_command(st_app *app, int argc, char **argv, int *rc)
 	} else if (strcmp(c, "x") == 0) {
 		if (!st_session_dirty(app->session) || save(app, NULL) == 0)
 			app->quit = true;
+	} else if (strcmp(c, "e!") == 0) {
+		*rc = reload(app);
 	} else if (strcmp(c, "layout") == 0) {
 		place_all(app);
 	} else if (strcmp(c, "toggle") == 0) {
@@ -447,19 +527,7 @@ st_app_new(const st_tui_options *opt, st_diag *d)
 		g = st_graph_new(app->registry);
 	}
 	st_graph_check(g);
-	/* A model without positions (generated, imported) has every glyph on
-	 * one spot: lay it out, as a view of the model rather than an edit. */
-	bool one_spot = g->n_layers > 1;
-	for (int i = 1; i < g->n_layers && one_spot; i++)
-		one_spot = g->layers[i]->x == g->layers[0]->x && g->layers[i]->y == g->layers[0]->y;
-	if (one_spot) {
-		int *xy = st_layout_graph(g);
-		for (int i = 0; i < g->n_layers; i++) {
-			g->layers[i]->x = xy[2 * i];
-			g->layers[i]->y = xy[2 * i + 1];
-		}
-		free(xy);
-	}
+	place_if_unplaced(g);
 	app->session = st_session_new(g, app->path);
 	remember_disk(app);
 	app->canvas.cursor = g->n_layers ? g->layers[0] : NULL;

@@ -57,7 +57,9 @@ struct st_app {
 	char *path;               /* the model file */
 	st_journal *journal;      /* NULL when read-only or unavailable */
 	bool read_only;
-	long long disk_mtime, disk_size; /* the file as last read or written */
+	long long disk_mtime, disk_size; /* the file as last read or written (ns, bytes) */
+	unsigned long long disk_ino;
+	bool disk_warned;                /* the user was told it changed since */
 
 	/* Looks and keys. */
 	st_config config;

@@ -516,6 +516,13 @@ st_tui_main(const st_tui_options *opt)
 			got_resize = 0;
 			resize(app);
 		}
+		/* Someone else saved the model: say so once, before it matters. */
+		if (!app->disk_warned && st_app_disk_changed(app)) {
+			app->disk_warned = true;
+			st_app_message(app, ST_SEVERITY_WARNING,
+			               "%s changed on disk: :e! reloads it (dropping these edits); saving asks first",
+			               app->path);
+		}
 		st_app_draw(app);
 		if (app->redraw_all) {
 			st_term_invalidate();
@@ -527,7 +534,8 @@ st_tui_main(const st_tui_options *opt)
 		struct pollfd fds[2] = { { STDIN_FILENO, POLLIN, 0 }, { wake_pipe[0], POLLIN, 0 } };
 		TermKeyKey key;
 		TermKeyResult res = termkey_getkey(tk, &key);
-		int timeout = -1;
+		/* Idle, the model file is looked at every 2 s. */
+		int timeout = app->path != NULL ? 2000 : -1;
 		if (res == TERMKEY_RES_AGAIN)
 			timeout = termkey_get_waittime(tk);
 		if (res == TERMKEY_RES_NONE || res == TERMKEY_RES_AGAIN) {

@@ -76,6 +76,48 @@ wait_for "left 1 unsaved edit. Restore them?"
 keys d q
 wait_exit 0
 
+# Changed on disk by someone else: said within seconds; saving asks, and
+# both answers do what they say.
+cp "$tmp/saved.json" "$m"
+start 140 50 "$STRATA" edit "$m"
+wait_for "EDIT ─ 10 layers"
+keys :
+type_text "set conv1 num_output 12"
+keys Enter
+wait_for "12 k3 relu"
+sed 's/"num_output": 32/"num_output": 40/' "$m" >"$tmp/theirs.json"
+mv "$tmp/theirs.json" "$m"
+wait_for "changed on disk: :e! reloads it"
+keys C-s
+wait_for "The model changed on disk since it was opened."
+keys c
+wait_for "not saved; :w FILE saves this version under another name"
+file_has "$m" '"num_output": 40'
+keys C-s
+wait_for "The model changed on disk since it was opened."
+keys r
+wait_for "reloaded $m from disk"
+wait_for "40 k3 relu"
+wait_gone "12 k3 relu"
+wait_gone "[+]"
+# Theirs again, and this time ours overwrites it.
+keys :
+type_text "set conv1 num_output 14"
+keys Enter
+wait_for "14 k3 relu"
+sed 's/"num_output": 40/"num_output": 44/' "$m" >"$tmp/theirs.json"
+mv "$tmp/theirs.json" "$m"
+wait_for "changed on disk"
+keys C-s
+wait_for "The model changed on disk since it was opened."
+keys o
+wait_for "saved $m"
+keys q
+wait_exit 0
+file_has "$m" '"num_output": 14'
+file_has "$m" '"num_output": 40'
+cp "$tmp/saved.json" "$m"
+
 # A second Strata on the same model is offered read-only.
 start 140 50 "$STRATA" edit "$m"
 wait_for "EDIT ─ 10 layers"
