@@ -720,22 +720,29 @@ cmd_duplicate(st_session *s, int argc, char **argv, char *err, size_t size)
 		         from->type_name);
 		return -1;
 	}
-	char *name;
-	if (argc > 2) {
-		if (check_new_name(s, argv[2], err, size) != 0)
-			return -1;
-		name = st_xstrdup(argv[2]);
-	} else {
-		name = st_graph_generate_name(s->graph, from->type, from->type_name);
+	/* LAYER [NAME] [X Y]: a lone pair of numbers is the position. */
+	int next = 2;
+	bool named = argc == 3 || argc == 5;
+	long x = from->x + 4, y = from->y + 2;
+	if (named && check_new_name(s, argv[2], err, size) != 0)
+		return -1;
+	if (named)
+		next = 3;
+	if (argc - next == 2 && (!parse_int_arg(argv[next], -1000000, 1000000, &x) ||
+	                         !parse_int_arg(argv[next + 1], -1000000, 1000000, &y))) {
+		snprintf(err, size, "the position must be two integers X Y");
+		return -1;
 	}
-	/* The copy sits beside the original, unlinked, with its parameters. */
+	char *name = named ? st_xstrdup(argv[2]) : st_graph_generate_name(s->graph, from->type, from->type_name);
+	/* The copy, unlinked, with the original's parameters and activation;
+	 * without a position it sits just beside the original. */
 	st_layer *l = st_layer_new(s->graph->registry, from->type_name, name);
 	st_params_clear(&l->params);
 	st_params_copy(&l->params, &from->params);
 	act_clear(&l->act);
 	act_copy(&l->act, &from->act);
-	l->x = from->x + 4;
-	l->y = from->y + 2;
+	l->x = (int)x;
+	l->y = (int)y;
 	l->minimized = from->minimized;
 	op o = { .kind = OP_INSERT, .layer = l, .index = s->graph->n_layers };
 	record(s, &o);
@@ -1014,7 +1021,7 @@ const st_command st_commands[] = {
 	{ "set", NULL, "LAYER PARAM VALUE", "set a parameter: 32, 0.5, true, same, 3x3 or [3, 3]", 3, -1, cmd_set },
 	{ "unset", NULL, "LAYER PARAM", "return a parameter to its default", 2, 2, cmd_unset },
 	{ "activation", "act", "LAYER TYPE [COEF=VALUE...]", "attach an activation (or 'none') with its coefficients", 2, -1, cmd_activation },
-	{ "duplicate", "dup", "LAYER [NAME]", "add a copy of a layer with its parameters and activation, unlinked", 1, 2, cmd_duplicate },
+	{ "duplicate", "dup", "LAYER [NAME] [X Y]", "add a copy of a layer with its parameters and activation, unlinked", 1, 4, cmd_duplicate },
 	{ "rename", "mv", "LAYER NEW", "rename a layer; links follow it", 2, 2, cmd_rename },
 	{ "move", NULL, "LAYER X Y [LAYER X Y]...", "place layers on the canvas (several move as one edit)", 3, -1, cmd_move },
 	{ "minimize", NULL, "LAYER [on|off]", "show a layer as its name only, or in full again", 1, 2, cmd_minimize },

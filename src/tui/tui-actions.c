@@ -62,7 +62,7 @@ const st_action st_actions[] = {
 	{ "palette.add", "<Enter> a", "add this layer type at the canvas cursor", NULL },
 	{ "palette.group", "g", "group by category, name or collection", NULL },
 	{ "palette.filter", "/", "filter by typing", NULL },
-	{ "palette.docs", "?", "documentation of this layer type", NULL },
+	{ "palette.docs", "<F2>", "documentation of this layer type", NULL },
 
 	/* The parameters. */
 	{ "params.up", "k <Up>", "previous parameter", NULL },

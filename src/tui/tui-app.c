@@ -63,6 +63,7 @@ st_app_focus_layer(st_app *app, const st_layer *l)
 {
 	app->canvas.cursor = l;
 	app->canvas.terminal = -1;
+	app->multi_select = false;
 	free(app->canvas.selected);
 	app->canvas.selected = NULL;
 	app->canvas.n_selected = 0;
@@ -158,6 +159,14 @@ save_now(st_app *app, const char *path)
 	return 0;
 }
 
+/* What the session's commands say ("added conv_2 (a copy of conv_1)")
+ * goes to the hint line. */
+static void
+print_message(void *user, const char *text)
+{
+	st_app_message(user, ST_SEVERITY_INFO, "%s", text);
+}
+
 /* A model without positions (generated, imported) has every glyph on one
  * spot: lay it out, as a view of the model rather than an edit. */
 static void
@@ -205,6 +214,7 @@ reload(st_app *app)
 	/* Nothing may point into the old graph once it is gone. */
 	st_session *old = app->session;
 	app->session = st_session_new(g, app->path);
+	st_session_set_print(app->session, print_message, app);
 	if (app->journal != NULL) {
 		char err[256];
 		st_journal_start(app->journal, err, sizeof err);
@@ -529,6 +539,7 @@ st_app_new(const st_tui_options *opt, st_diag *d)
 	st_graph_check(g);
 	place_if_unplaced(g);
 	app->session = st_session_new(g, app->path);
+	st_session_set_print(app->session, print_message, app);
 	remember_disk(app);
 	app->canvas.cursor = g->n_layers ? g->layers[0] : NULL;
 	if (!exists && app->path)

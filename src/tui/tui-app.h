@@ -60,6 +60,7 @@ struct st_app {
 	long long disk_mtime, disk_size; /* the file as last read or written (ns, bytes) */
 	unsigned long long disk_ino;
 	bool disk_warned;                /* the user was told it changed since */
+	bool multi_select;               /* Space was pressed: moving keeps the selection */
 
 	/* Looks and keys. */
 	st_config config;

@@ -116,7 +116,10 @@ rename_done(st_app *app, const char *text, void *arg)
 	argv[0] = st_xstrdup("rename");
 	argv[1] = st_xstrdup(l->name);
 	argv[2] = st_xstrdup(text);
-	run_words(app, argv, 3);
+	char *old = st_xstrdup(l->name);
+	if (run_words(app, argv, 3) == 0)
+		st_app_message(app, ST_SEVERITY_INFO, "renamed %s to %s", old, text);
+	free(old);
 }
 
 /* ---- connecting ---- */
@@ -173,6 +176,22 @@ finish_connect(st_app *app, const st_layer *dst, int input)
 		st_app_message(app, ST_SEVERITY_ERROR, "a layer cannot feed itself");
 		return;
 	}
+	if (input < 0) {
+		/* No input chosen: the first free one; when every one is taken,
+		 * the only one (to replace, after asking), or the user picks. */
+		int n = st_layer_terminal_count(dst);
+		for (int i = 0; i < n && input < 0; i++) {
+			if (i >= dst->n_inputs || dst->inputs[i].layer == NULL)
+				input = i;
+		}
+		if (input < 0 && n == 1) {
+			input = 0;
+		} else if (input < 0) {
+			st_app_message(app, ST_SEVERITY_ERROR,
+			               "every input of %s is linked: t picks the one to replace, then Enter", dst->name);
+			return;
+		}
+	}
 	if (input >= 0 && input < dst->n_inputs && dst->inputs[input].layer != NULL) {
 		char q[256];
 		snprintf(q, sizeof q, "Input %d of %s is linked to %s.%d. Replace that link?", input, dst->name,
@@ -185,6 +204,34 @@ finish_connect(st_app *app, const st_layer *dst, int input)
 		return;
 	}
 	connect_now(app, dst, input);
+}
+
+/* Whether a glyph of rect r would touch any layer's glyph (one cell of
+ * air around each). */
+static bool
+spot_taken(const st_graph *g, st_rect r)
+{
+	for (int i = 0; i < g->n_layers; i++) {
+		st_rect o;
+		st_glyph_rect(g->layers[i], &o);
+		if (r.x - 1 < o.x + o.w && o.x - 1 < r.x + r.w && r.y - 1 < o.y + o.h && o.y - 1 < r.y + r.h)
+			return true;
+	}
+	return false;
+}
+
+/* Where a copy of l can go: to its right, level with it, past any glyphs
+ * already there. */
+static void
+free_spot_beside(const st_graph *g, const st_layer *l, int *x, int *y)
+{
+	st_rect r;
+	st_glyph_rect(l, &r);
+	r.x += r.w + 4;
+	for (int tries = 0; tries < 1000 && spot_taken(g, r); tries++)
+		r.x += 4;
+	*x = r.x;
+	*y = r.y;
 }
 
 /* An input or output layer linked to the first free terminal of the cursor. */
@@ -318,8 +365,9 @@ st_canvas_key(st_app *app, const st_key *k)
 		if (strcmp(n, steps[i].name) == 0) {
 			const st_layer *next = c->cursor ? st_canvas_neighbour(g, c->cursor, steps[i].dx, steps[i].dy) : NULL;
 			if (next != NULL) {
-				/* The selection follows the cursor unless several are picked. */
-				if (c->n_selected <= 1 && c->connect_output < 0)
+				/* The selection follows the cursor until Space starts
+				 * picking several (Esc ends that). */
+				if (!app->multi_select && c->connect_output < 0)
 					st_app_focus_layer(app, next);
 				else {
 					c->cursor = next;
@@ -367,7 +415,9 @@ st_canvas_key(st_app *app, const st_key *k)
 	} else if (strcmp(n, "rename") == 0 && c->cursor != NULL) {
 		st_app_prompt(app, "Rename to:", c->cursor->name, rename_done, NULL);
 	} else if (strcmp(n, "duplicate") == 0 && c->cursor != NULL) {
-		char *cmd = st_xasprintf("duplicate %s", c->cursor->name);
+		int x, y;
+		free_spot_beside(g, c->cursor, &x, &y);
+		char *cmd = st_xasprintf("duplicate %s %d %d", c->cursor->name, x, y);
 		if (st_app_command(app, cmd) == 0)
 			st_app_focus_layer(app, g->layers[g->n_layers - 1]);
 		free(cmd);
@@ -376,8 +426,23 @@ st_canvas_key(st_app *app, const st_key *k)
 		st_app_command(app, cmd);
 		free(cmd);
 	} else if (strcmp(n, "select") == 0 && c->cursor != NULL) {
-		toggle_selected(app, c->cursor);
+		/* The first Space keeps the layer under the cursor selected and
+		 * starts picking; later ones add or take out the cursor's layer. */
+		bool in = false;
+		for (int i = 0; i < c->n_selected; i++)
+			in = in || c->selected[i] == c->cursor;
+		if (!app->multi_select) {
+			app->multi_select = true;
+			if (!in)
+				toggle_selected(app, c->cursor);
+		} else {
+			toggle_selected(app, c->cursor);
+		}
+		st_app_message(app, ST_SEVERITY_INFO,
+		               "%d selected: move and Space to pick more, Esc to clear; edits apply to all",
+		               c->n_selected);
 	} else if (strcmp(n, "select_none") == 0) {
+		app->multi_select = false;
 		c->connect_from = NULL;
 		c->connect_output = -1;
 		c->terminal = -1;

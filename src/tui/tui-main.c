@@ -292,6 +292,9 @@ global_key(st_app *app, const st_key *k)
 	} else if (strcmp(n, "redraw") == 0) {
 		app->redraw_all = true;
 	} else if (strcmp(n, "docs") == 0) {
+		/* In the palette, the highlighted type's page (palette.docs). */
+		if (app->focus == ST_PANEL_PALETTE)
+			return false;
 		st_app_command(app, "docs");
 	} else if (strcmp(n, "plugins") == 0) {
 		st_app_command(app, "plugins");

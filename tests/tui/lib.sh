@@ -101,6 +101,22 @@ wait_gone() {
 	return 1
 }
 
+# wait_count TEXT N [SECONDS]: polls until TEXT shows exactly N times.
+wait_count() {
+	checks=$((checks + 1))
+	limit=$(( ${3:-10} * 20 ))
+	i=0
+	while [ $i -lt $limit ]; do
+		if [ "$(screen 2>/dev/null | grep -oF -- "$1" | wc -l)" -eq "$2" ]; then
+			return 0
+		fi
+		i=$((i + 1))
+		sleep 0.05
+	done
+	fail "the screen never showed $1 exactly $2 times"
+	return 1
+}
+
 # wait_exit CODE: waits for the program to end and checks its exit status.
 wait_exit() {
 	checks=$((checks + 1))

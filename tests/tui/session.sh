@@ -61,6 +61,78 @@ type_text "connect nowhere conv_1"
 keys Enter
 wait_for "'nowhere' is not a layer of this model"
 
+# Keyboard editing: duplicate, rename, connect by choosing terminals, a
+# taken input replaced only after asking, multi-select, minimise.
+keys /
+type_text conv_1
+keys Enter
+keys y
+wait_for "added conv_2 (a copy of conv_1)"
+keys r
+wait_for "Rename to:"
+keys C-u
+type_text twin
+keys Enter
+wait_for "renamed conv_2 to twin"
+# in_1's output to twin's free input.
+keys /
+type_text in_1
+keys Enter
+keys c
+wait_for "connect from in_1.0"
+keys /
+type_text twin
+keys Enter
+keys Enter
+wait_for "linked in_1.0 to twin"
+# twin's output to gpool_1, whose only input conv_1 holds: asked first.
+keys c
+keys /
+type_text gpool_1
+keys Enter
+keys Enter
+wait_for "Input 0 of gpool_1 is linked to conv_1.0. Replace that link?"
+keys n
+wait_for "not linked"
+keys /
+type_text twin
+keys Enter
+keys c
+keys /
+type_text gpool_1
+keys Enter
+keys Enter
+wait_for "Replace that link?"
+keys y
+wait_for "linked twin.0 to gpool_1"
+keys u
+wait_for "[+]"
+# Two layers selected: the form shows what they have in common.
+keys /
+type_text conv_1
+keys Enter
+keys Space
+wait_for "1 selected"
+keys l
+keys Space
+wait_for "2 selected"
+wait_for "2 convolution layers"
+keys Escape
+keys h
+# Minimised, a glyph is its name alone; m again shows it whole.
+wait_count "8 k3" 2
+keys m
+wait_count "8 k3" 1
+keys m
+wait_count "8 k3" 2
+# Everything since the duplicate undone: minimise twice, the link, the
+# rename and the copy (the replacing link was undone above).
+keys :
+type_text "undo 5"
+keys Enter
+wait_gone "twin"
+wait_for "EDIT ─ 4 layers"
+
 # Save, quit, and the file has the whole network.
 keys C-s
 wait_for "saved $m"

@@ -277,3 +277,33 @@ Test(command, connecting_to_a_layer_without_inputs)
 	st_diag_free(&d);
 	st_session_free(s);
 }
+
+Test(command, duplicate_copies_parameters_and_takes_a_name_and_a_place)
+{
+	st_session *s = test_session("add input data 0 0; add convolution c 10 20; set c num_output 24;"
+	                             "activation c relu; connect data c");
+	st_graph *g = st_session_graph(s);
+	cr_assert_eq(test_run(s, "duplicate c"), 0);
+	cr_assert_eq(g->n_layers, 3);
+	st_layer *copy = g->layers[2];
+	cr_assert_str_neq(copy->name, "c");
+	cr_assert_eq(copy->x, 14);
+	cr_assert_eq(copy->y, 22);
+	cr_assert_eq(copy->inputs == NULL || copy->inputs[0].layer == NULL, true, "the copy is unlinked");
+	cr_assert_str_eq(copy->act.type_name, "relu");
+	cr_assert_eq(test_run(s, "duplicate c twin 40 -3"), 0);
+	st_layer *twin = st_graph_find(g, "twin");
+	cr_assert_not_null(twin);
+	cr_assert_eq(twin->x, 40);
+	cr_assert_eq(twin->y, -3);
+	cr_assert_eq(test_run(s, "duplicate c 7 8"), 0);
+	cr_assert_eq(g->layers[g->n_layers - 1]->x, 7);
+	cr_assert_eq(test_run(s, "duplicate c twin"), -1, "names stay unique");
+	cr_assert_eq(test_run(s, "duplicate c other x 8"), -1);
+	cr_assert_eq(test_run(s, "duplicate nowhere"), -1);
+	/* One undo takes one copy away. */
+	int n = g->n_layers;
+	cr_assert_eq(st_session_undo(s), 0);
+	cr_assert_eq(g->n_layers, n - 1);
+	st_session_free(s);
+}
