@@ -1,0 +1,783 @@
+/* Unit tests: the editor's views as the screen model shows them: the title
+ * line, palette, parameter form, type-check list, help, command line, quit
+ * question, small terminals and the ASCII tier, driven by keys and commands
+ * without a terminal. */
+#include "config.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "tui-app.h"
+
+/* ---- an application over a copy of an example, in a private home ---- */
+
+/* The folder of the running test: home, config, state and the model. */
+static char *test_dir;
+
+/* HOME, XDG_CONFIG_HOME and XDG_STATE_HOME in a fresh folder, so that no
+ * user's config, keys or journal take part. */
+static void
+private_home(void)
+{
+	test_dir = test_temp_dir("tui-app");
+	static const char *const vars[][2] = {
+		{ "HOME", "home" }, { "XDG_CONFIG_HOME", "config" }, { "XDG_STATE_HOME", "state" }
+	};
+	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+		char *dir = st_xasprintf("%s/%s", test_dir, vars[i][1]);
+		setenv(vars[i][0], dir, 1);
+		free(dir);
+	}
+}
+
+/* The model file of the test: a copy of examples/EXAMPLE, or none yet when
+ * example is NULL (a new model). Caller frees. */
+static char *
+model_path(const char *example)
+{
+	char *model = st_xasprintf("%s/model.strata.json", test_dir);
+	if (example == NULL)
+		return model;
+	char *src = st_xasprintf("%s/examples/%s", getenv("top_srcdir"), example);
+	size_t len;
+	char *text = st_read_file(src, &len);
+	cr_assert_not_null(text, "cannot read %s (is top_srcdir set?)", src);
+	char err[256];
+	cr_assert_eq(st_write_file_atomic(model, text, len, err, sizeof err), 0, "%s", err);
+	free(text);
+	free(src);
+	return model;
+}
+
+/* The editor on a model file with a w x h screen, as st_tui_main makes it. */
+static st_app *
+app_on(const char *model, int w, int h)
+{
+	st_tui_options opt = { .model = model, .theme = NULL, .ascii = -1, .colors = -1 };
+	st_diag d;
+	st_diag_init(&d);
+	st_app *app = st_app_new(&opt, &d);
+	cr_assert_not_null(app, "st_app_new: %s", d.count ? d.items[0].text : "?");
+	st_diag_free(&d);
+	cr_assert_not_null(st_registry_find_layer(app->registry, "convolution"), "std is not on STRATA_PLUGIN_PATH");
+	if (app->screen == NULL)
+		app->screen = st_screen_new(w, h);
+	return app;
+}
+
+static st_app *
+open_app(const char *example, int w, int h)
+{
+	private_home();
+	char *model = model_path(example);
+	st_app *app = app_on(model, w, h);
+	free(model);
+	return app;
+}
+
+/* The 10-layer classifier: data, conv1, pool1, conv2, pool2, fc1, drop, fc2, prob, out. */
+static st_app *
+open_cnn(int w, int h)
+{
+	return open_app("cnn_classifier.strata.json", w, h);
+}
+
+static void
+close_app(st_app *app)
+{
+	st_app_free(app);
+	test_remove_dir(test_dir);
+	test_dir = NULL;
+}
+
+/* ---- keys and screens ---- */
+
+static void
+press(st_app *app, const char *name)
+{
+	st_key k = { .kind = ST_KEY_KEY };
+	snprintf(k.name, sizeof k.name, "%s", name);
+	st_app_key(app, &k);
+}
+
+/* Types text one key at a time, as a terminal would send it. */
+static void
+type_text(st_app *app, const char *text)
+{
+	for (const char *p = text; *p; p++) {
+		char name[8];
+		if (*p == ' ')
+			snprintf(name, sizeof name, "<Space>");
+		else if (*p == '<')
+			snprintf(name, sizeof name, "<lt>");
+		else
+			snprintf(name, sizeof name, "%c", *p);
+		press(app, name);
+	}
+}
+
+/* Draws a frame and returns the screen's text; caller frees. */
+static char *
+frame(st_app *app)
+{
+	st_app_draw(app);
+	return st_screen_dump(app->screen);
+}
+
+/* Text of row y of the last frame; caller frees. */
+static char *
+row(st_app *app, int y)
+{
+	return st_screen_row_text(app->screen, 0, y, app->screen->w);
+}
+
+/* Text of a panel's inside (without its border), rows joined by newlines,
+ * trailing spaces kept; caller frees. */
+static char *
+panel(st_app *app, st_panel p)
+{
+	st_rect r = app->panel_rect[p];
+	st_buf b;
+	st_buf_init(&b);
+	for (int y = r.y + 1; y < r.y + r.h - 1; y++) {
+		char *line = st_screen_row_text(app->screen, r.x + 1, y, r.w - 2);
+		st_buf_printf(&b, "%s\n", line);
+		free(line);
+	}
+	return b.data ? b.data : st_xstrdup("");
+}
+
+#define assert_has(text, needle)                                                                  \
+	cr_assert_not_null(strstr((text), (needle)), "'%s' not found in:\n%s", (needle), (text))
+#define assert_lacks(text, needle)                                                                \
+	cr_assert_null(strstr((text), (needle)), "'%s' unexpectedly found in:\n%s", (needle), (text))
+
+/* Asserts that a fresh frame shows needle somewhere. */
+static void
+assert_frame_has(st_app *app, const char *needle)
+{
+	char *s = frame(app);
+	assert_has(s, needle);
+	free(s);
+}
+
+static void
+assert_frame_lacks(st_app *app, const char *needle)
+{
+	char *s = frame(app);
+	assert_lacks(s, needle);
+	free(s);
+}
+
+static st_layer *
+layer(st_app *app, const char *name)
+{
+	st_layer *l = st_graph_find(st_app_graph(app), name);
+	cr_assert_not_null(l, "no layer %s", name);
+	return l;
+}
+
+/* A layer's integer parameter as the graph holds it. */
+static int64_t
+int_param(st_app *app, const char *name, const char *param)
+{
+	st_layer *l = layer(app, name);
+	int p = st_params_find(l->type->desc->params, l->type->desc->n_params, param);
+	cr_assert(p >= 0, "%s has no parameter %s", name, param);
+	return l->params.values[p].i;
+}
+
+/* Puts the parameter form's highlight on a parameter of the current layer. */
+static void
+params_go_to(st_app *app, const char *param)
+{
+	const st_layer *l = st_app_current(app);
+	cr_assert_not_null(l);
+	int p = st_params_find(l->type->desc->params, l->type->desc->n_params, param);
+	cr_assert(p >= 0, "%s has no parameter %s", l->name, param);
+	press(app, "3");
+	cr_assert_eq(app->focus, ST_PANEL_PARAMS);
+	for (int i = 0; i < p; i++)
+		press(app, "j");
+	cr_assert_eq(app->params.row, p);
+}
+
+/* Whether every byte of the screen is ASCII. */
+static void
+assert_ascii(st_app *app, const char *what)
+{
+	char *s = frame(app);
+	for (const char *p = s; *p; p++)
+		cr_assert((unsigned char)*p < 0x80, "%s: byte 0x%02x at offset %td in:\n%s", what, (unsigned char)*p,
+		          p - s, s);
+	free(s);
+}
+
+/* ---- the title line ---- */
+
+Test(tui_app, title_names_the_file_and_counts_layers)
+{
+	st_app *app = open_cnn(120, 40);
+	st_app_draw(app);
+	char *title = row(app, 0);
+	assert_has(title, "model.strata.json");
+	assert_has(title, "EDIT ─ 10 layers");
+	assert_has(title, "fp32-nchw");
+	assert_lacks(title, "[+]");
+	assert_lacks(title, "error");
+	assert_lacks(title, "[read-only]");
+	free(title);
+	close_app(app);
+}
+
+Test(tui_app, title_marks_an_edit_and_counts_errors)
+{
+	st_app *app = open_cnn(120, 40);
+	/* Unlinking conv1's mandatory input is one edit and one error. */
+	cr_assert_eq(st_app_command(app, "disconnect conv1"), 0);
+	st_app_draw(app);
+	char *title = row(app, 0);
+	assert_has(title, "model.strata.json [+]");
+	assert_has(title, "EDIT ─ 10 layers, 1 error");
+	free(title);
+	/* Undone, the model is as read: no mark, no error. */
+	cr_assert_eq(st_app_command(app, "undo"), 0);
+	st_app_draw(app);
+	title = row(app, 0);
+	assert_lacks(title, "[+]");
+	assert_lacks(title, "error");
+	assert_has(title, "EDIT ─ 10 layers");
+	free(title);
+	close_app(app);
+}
+
+Test(tui_app, title_says_read_only_when_another_strata_has_the_model)
+{
+	private_home();
+	char *model = model_path("cnn_classifier.strata.json");
+	st_app *first = app_on(model, 120, 40);
+	/* The lock now names this process; make it name a live other one. */
+	char *dir = st_xasprintf("%s/state/strata/journal", test_dir);
+	DIR *d = opendir(dir);
+	cr_assert_not_null(d, "no journal folder %s", dir);
+	char *lock = NULL;
+	for (struct dirent *e; (e = readdir(d)) != NULL;) {
+		size_t n = strlen(e->d_name);
+		if (n > 5 && strcmp(e->d_name + n - 5, ".lock") == 0)
+			lock = st_xasprintf("%s/%s", dir, e->d_name);
+	}
+	closedir(d);
+	cr_assert_not_null(lock, "no lock file in %s", dir);
+	char *pid = st_xasprintf("%ld\n", (long)getppid());
+	char err[256];
+	cr_assert_eq(st_write_file_atomic(lock, pid, strlen(pid), err, sizeof err), 0, "%s", err);
+
+	st_app *second = app_on(model, 120, 40);
+	cr_assert(second->read_only);
+	cr_assert_eq(second->overlay, ST_OVERLAY_CONFIRM);
+	assert_frame_has(second, "is open in another Strata");
+	press(second, "r");
+	cr_assert_eq(second->overlay, ST_OVERLAY_NONE);
+	st_app_draw(second);
+	char *title = row(second, 0);
+	assert_has(title, "model.strata.json [read-only]");
+	free(title);
+	st_app_free(second);
+
+	free(pid);
+	free(lock);
+	free(dir);
+	free(model);
+	close_app(first);
+}
+
+/* ---- the palette ---- */
+
+Test(tui_app, palette_lists_types_by_category)
+{
+	st_app *app = open_cnn(120, 40);
+	press(app, "1");
+	cr_assert_eq(app->focus, ST_PANEL_PALETTE);
+	st_app_draw(app);
+	char *p = panel(app, ST_PANEL_PALETTE);
+	/* Headings with their types indented below them. */
+	assert_has(p, "▾ Input/Output");
+	assert_has(p, "\n  input ");
+	assert_has(p, "▾ Pooling");
+	char *heading = strstr(p, "▾ Pooling"), *pooling = strstr(p, "\n  pooling ");
+	cr_assert(heading != NULL && pooling != NULL && pooling > heading, "pooling is not under its heading:\n%s", p);
+	free(p);
+	close_app(app);
+}
+
+Test(tui_app, palette_filter_shows_only_matching_types)
+{
+	st_app *app = open_cnn(120, 40);
+	press(app, "1");
+	type_text(app, "pool");
+	cr_assert(app->palette.typing);
+	cr_assert_str_eq(app->palette.filter.text, "pool");
+	st_app_draw(app);
+	char *p = panel(app, ST_PANEL_PALETTE);
+	assert_has(p, "/ pool");
+	assert_has(p, "  pooling");
+	assert_has(p, "  global_pooling");
+	assert_lacks(p, "convolution");
+	assert_lacks(p, "Input/Output");
+	free(p);
+	/* Nothing matches: said so. */
+	type_text(app, "zzz");
+	assert_frame_has(app, "no layer type matches");
+	/* Esc drops the filter: every group is back. */
+	press(app, "<Esc>");
+	cr_assert(!app->palette.typing);
+	st_app_draw(app);
+	p = panel(app, ST_PANEL_PALETTE);
+	assert_has(p, "convolution");
+	assert_has(p, "Input/Output");
+	free(p);
+	close_app(app);
+}
+
+Test(tui_app, palette_enter_adds_the_filtered_type_as_the_current_layer)
+{
+	st_app *app = open_cnn(120, 40);
+	st_graph *g = st_app_graph(app);
+	press(app, "1");
+	type_text(app, "global_poo");
+	press(app, "<Enter>");
+	cr_assert_eq(g->n_layers, 11);
+	st_layer *added = g->layers[10];
+	cr_assert_str_eq(added->type_name, "global_pooling");
+	cr_assert_eq(st_app_current(app), added);
+	cr_assert_eq(app->focus, ST_PANEL_CANVAS);
+	cr_assert_str_eq(app->palette.filter.text, "");
+	char *s = frame(app);
+	assert_has(s, "EDIT ─ 11 layers");
+	assert_has(s, "[+]");
+	/* The parameter form follows the new layer. */
+	char *head = st_xasprintf("%s · global_pooling", added->name);
+	assert_has(s, head);
+	free(head);
+	free(s);
+	close_app(app);
+}
+
+Test(tui_app, palette_a_adds_the_highlighted_type)
+{
+	st_app *app = open_cnn(120, 40);
+	st_graph *g = st_app_graph(app);
+	press(app, "1");
+	/* Row 0 is the first heading; the next row its first type. */
+	press(app, "j");
+	st_app_draw(app);
+	char *p = panel(app, ST_PANEL_PALETTE);
+	char *second = strchr(p, '\n') + 1;
+	cr_assert(strncmp(second, "  input ", 8) == 0, "the second row is not input:\n%s", p);
+	free(p);
+	press(app, "a");
+	cr_assert_eq(g->n_layers, 11);
+	cr_assert_str_eq(g->layers[10]->type_name, "input");
+	cr_assert_eq(st_app_current(app), g->layers[10]);
+	assert_frame_has(app, "EDIT ─ 11 layers");
+	close_app(app);
+}
+
+/* ---- the parameter form ---- */
+
+Test(tui_app, params_show_the_current_layer)
+{
+	st_app *app = open_cnn(120, 40);
+	cr_assert_eq(st_app_command(app, "find conv1"), 0);
+	cr_assert_eq(st_app_current(app), layer(app, "conv1"));
+	st_app_draw(app);
+	char *p = panel(app, ST_PANEL_PARAMS);
+	assert_has(p, "conv1 · convolution");
+	assert_has(p, "num_output      16");
+	assert_has(p, "kernel          3x3");
+	assert_has(p, "padding         same");
+	assert_has(p, "activation      relu");
+	assert_has(p, "output 1x16x28x28");
+	free(p);
+	close_app(app);
+}
+
+Test(tui_app, params_refuse_an_invalid_value_with_the_reason)
+{
+	st_app *app = open_cnn(120, 40);
+	st_app_command(app, "find conv1");
+	params_go_to(app, "num_output");
+	press(app, "<Enter>");
+	cr_assert(app->params.editing);
+	cr_assert_str_eq(app->params.edit.text, "16");
+	press(app, "<C-u>");
+	type_text(app, "-4");
+	press(app, "<Enter>");
+	/* Refused: the field stays open with the text, the graph as it was. */
+	cr_assert(app->params.editing);
+	cr_assert_str_eq(app->params.edit.text, "-4");
+	cr_assert_eq(int_param(app, "conv1", "num_output"), 16);
+	cr_assert(!st_session_dirty(app->session));
+	char *s = frame(app);
+	char *hints = row(app, app->screen->h - 1);
+	assert_has(hints, "num_output");
+	assert_has(hints, "-4");
+	free(hints);
+	assert_lacks(s, "[+]");
+	free(s);
+	/* Esc leaves the field; the value shown is still the old one. */
+	press(app, "<Esc>");
+	cr_assert(!app->params.editing);
+	st_app_draw(app);
+	char *p = panel(app, ST_PANEL_PARAMS);
+	assert_has(p, "num_output      16");
+	free(p);
+	close_app(app);
+}
+
+Test(tui_app, params_apply_a_valid_value_and_undo_restores_it)
+{
+	st_app *app = open_cnn(120, 40);
+	st_app_command(app, "find conv1");
+	params_go_to(app, "num_output");
+	press(app, "e");
+	press(app, "<C-u>");
+	type_text(app, "24");
+	press(app, "<Enter>");
+	cr_assert(!app->params.editing);
+	cr_assert_eq(int_param(app, "conv1", "num_output"), 24);
+	st_app_draw(app);
+	char *p = panel(app, ST_PANEL_PARAMS);
+	assert_has(p, "num_output      24");
+	assert_has(p, "output 1x24x28x28");
+	free(p);
+	assert_frame_has(app, "24 k3 relu");
+	assert_frame_has(app, "[+]");
+	/* u from the form undoes the edit. */
+	press(app, "u");
+	cr_assert_eq(int_param(app, "conv1", "num_output"), 16);
+	st_app_draw(app);
+	p = panel(app, ST_PANEL_PARAMS);
+	assert_has(p, "num_output      16");
+	free(p);
+	assert_frame_has(app, "16 k3 relu");
+	close_app(app);
+}
+
+Test(tui_app, params_show_the_network_without_a_layer)
+{
+	/* A new model: no layer, so the form is the network's. */
+	st_app *app = open_app(NULL, 120, 40);
+	cr_assert_null(st_app_current(app));
+	st_app_draw(app);
+	char *title = row(app, 0);
+	assert_has(title, "EDIT ─ 0 layers");
+	free(title);
+	char *p = panel(app, ST_PANEL_PARAMS);
+	assert_has(p, "network");
+	assert_has(p, "name ");
+	assert_has(p, "version ");
+	assert_has(p, "tensor_format   fp32-nchw");
+	assert_has(p, "weights ");
+	free(p);
+	/* Edited from the form like a layer's parameter. */
+	press(app, "3");
+	int at = st_params_find(st_network_params, ST_NET_COUNT, "name");
+	cr_assert(at >= 0);
+	for (int i = 0; i < at; i++)
+		press(app, "j");
+	press(app, "<Enter>");
+	press(app, "<C-u>");
+	type_text(app, "tiny");
+	press(app, "<Enter>");
+	st_app_draw(app);
+	p = panel(app, ST_PANEL_PARAMS);
+	assert_has(p, "tiny");
+	free(p);
+	close_app(app);
+}
+
+Test(tui_app, params_show_the_common_parameters_of_a_selection)
+{
+	st_app *app = open_cnn(120, 40);
+	st_app_command(app, "find conv1");
+	/* The selection set directly, as the canvas holds it: this is about the
+	 * form, not about how the canvas builds a selection. */
+	st_canvas *c = &app->canvas;
+	c->selected = st_xreallocarray(c->selected, 2, sizeof *c->selected);
+	c->selected[0] = layer(app, "conv1");
+	c->selected[1] = layer(app, "conv2");
+	c->n_selected = 2;
+	st_app_draw(app);
+	char *p = panel(app, ST_PANEL_PARAMS);
+	assert_has(p, "2 convolution layers");
+	assert_has(p, "num_output      (differs)");
+	assert_has(p, "kernel          3x3");
+	free(p);
+	/* An edit of the form goes to both. */
+	params_go_to(app, "num_output");
+	press(app, "<Enter>");
+	cr_assert_str_eq(app->params.edit.text, "");
+	type_text(app, "8");
+	press(app, "<Enter>");
+	cr_assert_eq(int_param(app, "conv1", "num_output"), 8);
+	cr_assert_eq(int_param(app, "conv2", "num_output"), 8);
+	st_app_draw(app);
+	p = panel(app, ST_PANEL_PARAMS);
+	assert_has(p, "num_output      8");
+	free(p);
+	close_app(app);
+}
+
+/* ---- the type-check list ---- */
+
+Test(tui_app, check_list_shows_errors_and_enter_selects_the_layer)
+{
+	st_app *app = open_cnn(120, 40);
+	st_app_draw(app);
+	char *p = panel(app, ST_PANEL_CHECK);
+	assert_has(p, "no problems");
+	free(p);
+	st_app_command(app, "disconnect conv1");
+	cr_assert_neq(st_app_current(app), layer(app, "conv1"));
+	st_app_draw(app);
+	p = panel(app, ST_PANEL_CHECK);
+	assert_has(p, "✖ conv1");
+	assert_has(p, "mandatory inputs are not connected");
+	free(p);
+	press(app, "4");
+	cr_assert_eq(app->focus, ST_PANEL_CHECK);
+	press(app, "<Enter>");
+	cr_assert_eq(st_app_current(app), layer(app, "conv1"));
+	cr_assert_eq(app->focus, ST_PANEL_CANVAS);
+	st_app_draw(app);
+	p = panel(app, ST_PANEL_PARAMS);
+	assert_has(p, "conv1 · convolution");
+	free(p);
+	close_app(app);
+}
+
+/* ---- overlays ---- */
+
+Test(tui_app, help_lists_bindings_and_esc_closes_it)
+{
+	st_app *app = open_cnn(120, 40);
+	press(app, "?");
+	cr_assert_eq(app->overlay, ST_OVERLAY_HELP);
+	char *s = frame(app);
+	assert_has(s, "Key bindings");
+	assert_has(s, "<C-s>");
+	assert_has(s, "save the model");
+	assert_has(s, "canvas");
+	free(s);
+	press(app, "<Esc>");
+	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
+	assert_frame_lacks(app, "Key bindings");
+	close_app(app);
+}
+
+Test(tui_app, command_line_set_changes_the_glyph)
+{
+	st_app *app = open_cnn(120, 40);
+	assert_frame_has(app, "16 k3 relu");
+	press(app, ":");
+	cr_assert_eq(app->overlay, ST_OVERLAY_COMMAND);
+	type_text(app, "set conv1 num_output 20");
+	st_app_draw(app);
+	char *bottom = row(app, app->screen->h - 1);
+	assert_has(bottom, ":set conv1 num_output 20");
+	free(bottom);
+	press(app, "<Enter>");
+	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
+	cr_assert_eq(int_param(app, "conv1", "num_output"), 20);
+	char *s = frame(app);
+	assert_has(s, "20 k3 relu");
+	assert_lacks(s, "16 k3 relu");
+	free(s);
+	/* :undo through the command line. */
+	press(app, ":");
+	type_text(app, "undo");
+	press(app, "<Enter>");
+	cr_assert_eq(int_param(app, "conv1", "num_output"), 16);
+	assert_frame_has(app, "16 k3 relu");
+	close_app(app);
+}
+
+Test(tui_app, command_line_reports_an_unknown_command)
+{
+	st_app *app = open_cnn(120, 40);
+	cr_assert_eq(st_app_command(app, "frobnicate conv1"), -1);
+	st_app_draw(app);
+	char *bottom = row(app, app->screen->h - 1);
+	assert_has(bottom, "unknown command 'frobnicate'");
+	free(bottom);
+	/* A near miss gets a suggestion. */
+	cr_assert_eq(st_app_command(app, "delte conv1"), -1);
+	st_app_draw(app);
+	bottom = row(app, app->screen->h - 1);
+	assert_has(bottom, "did you mean 'delete'");
+	free(bottom);
+	cr_assert_eq(st_app_graph(app)->n_layers, 10);
+	close_app(app);
+}
+
+Test(tui_app, command_line_tab_completes_commands_and_layers)
+{
+	st_app *app = open_cnn(120, 40);
+	press(app, ":");
+	type_text(app, "dupl");
+	press(app, "<Tab>");
+	cr_assert_str_eq(app->command.text, "duplicate ");
+	/* Several layers match: the common part, and the choices above the line. */
+	type_text(app, "co");
+	press(app, "<Tab>");
+	cr_assert_str_eq(app->command.text, "duplicate conv");
+	char *s = frame(app);
+	char *choices = row(app, app->screen->h - 2), *line = row(app, app->screen->h - 1);
+	assert_has(choices, "conv1  conv2");
+	assert_has(line, ":duplicate conv");
+	free(choices);
+	free(line);
+	free(s);
+	type_text(app, "2");
+	press(app, "<Tab>");
+	cr_assert_str_eq(app->command.text, "duplicate conv2 ");
+	press(app, "<Enter>");
+	cr_assert_eq(st_app_graph(app)->n_layers, 11);
+	close_app(app);
+}
+
+Test(tui_app, quit_with_unsaved_changes_asks_first)
+{
+	st_app *app = open_cnn(120, 40);
+	st_app_command(app, "set conv1 num_output 20");
+	press(app, "q");
+	cr_assert(!app->quit);
+	cr_assert_eq(app->overlay, ST_OVERLAY_CONFIRM);
+	char *s = frame(app);
+	assert_has(s, "Save the changes before quitting?");
+	assert_has(s, "y save and quit");
+	assert_has(s, "n quit without saving");
+	assert_has(s, "c cancel");
+	free(s);
+	/* Esc is the last choice: cancel. */
+	press(app, "<Esc>");
+	cr_assert(!app->quit);
+	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
+	assert_frame_lacks(app, "Save the changes");
+	press(app, "q");
+	press(app, "n");
+	cr_assert(app->quit);
+	close_app(app);
+}
+
+Test(tui_app, quit_without_changes_does_not_ask)
+{
+	st_app *app = open_cnn(120, 40);
+	press(app, "q");
+	cr_assert(app->quit);
+	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
+	close_app(app);
+}
+
+/* ---- sizes and glyph tiers ---- */
+
+/* Every view the tests reach, drawn once each; check runs after each frame. */
+static void
+every_view(st_app *app, void (*check)(st_app *app, const char *what))
+{
+	check(app, "canvas");
+	st_app_command(app, "disconnect conv1");
+	check(app, "canvas with an error");
+	press(app, "1");
+	check(app, "palette");
+	type_text(app, "conv");
+	check(app, "palette filtered");
+	press(app, "<Esc>");
+	st_app_command(app, "find conv1");
+	press(app, "3");
+	check(app, "parameters");
+	press(app, "<Enter>");
+	check(app, "parameter editing");
+	press(app, "<Esc>");
+	press(app, "4");
+	check(app, "type check");
+	press(app, "?");
+	check(app, "help");
+	press(app, "<Esc>");
+	press(app, "<F10>");
+	check(app, "menu");
+	press(app, "<Esc>");
+	press(app, ":");
+	type_text(app, "find c");
+	press(app, "<Tab>");
+	check(app, "command line");
+	press(app, "<Esc>");
+	press(app, "q");
+	check(app, "quit question");
+	press(app, "c");
+	st_app_focus_layer(app, NULL);
+	check(app, "network");
+}
+
+static void
+draws_whole_frame(st_app *app, const char *what)
+{
+	char *s = frame(app);
+	char *title = row(app, 0);
+	cr_assert(strstr(title, "strata") != NULL || app->overlay == ST_OVERLAY_MENU, "%s: no title:\n%s", what, s);
+	free(title);
+	assert_lacks(s, "The terminal is");
+	free(s);
+}
+
+Test(tui_app, everything_draws_at_80x24)
+{
+	st_app *app = open_cnn(80, 24);
+	every_view(app, draws_whole_frame);
+	/* At this width the palette only shows while it has the focus. */
+	press(app, "2");
+	st_app_draw(app);
+	cr_assert_eq(app->panel_rect[ST_PANEL_PALETTE].w, 0);
+	press(app, "1");
+	st_app_draw(app);
+	cr_assert_gt(app->panel_rect[ST_PANEL_PALETTE].w, 0);
+	close_app(app);
+}
+
+Test(tui_app, a_small_terminal_says_the_size_needed)
+{
+	st_app *app = open_cnn(50, 12);
+	char *s = frame(app);
+	assert_has(s, "The terminal is 50x12; Strata needs 60x16.");
+	assert_has(s, "Enlarge it, or press q to quit.");
+	free(s);
+	/* Big enough again: the editor is back. */
+	st_screen_resize(app->screen, 60, 16);
+	s = frame(app);
+	assert_lacks(s, "The terminal is");
+	assert_has(s, "strata");
+	assert_has(s, "2 Canvas");
+	free(s);
+	close_app(app);
+}
+
+Test(tui_app, ascii_tier_writes_only_ascii)
+{
+	st_app *app = open_cnn(120, 40);
+	app->screen->ascii = true;
+	every_view(app, assert_ascii);
+	close_app(app);
+}
+
+Test(tui_app, ascii_tier_at_80x24)
+{
+	st_app *app = open_cnn(80, 24);
+	app->screen->ascii = true;
+	every_view(app, assert_ascii);
+	close_app(app);
+}
