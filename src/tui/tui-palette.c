@@ -216,6 +216,16 @@ st_palette_key(st_app *app, const st_key *k)
 			st_field_set(&app->palette.filter, "");
 		} else if (strcmp(k->name, "<Up>") == 0 || strcmp(k->name, "<Down>") == 0) {
 			app->palette.row += k->name[1] == 'U' ? -1 : 1;
+		} else if (k->name[0] == '<' && st_keymap_lookup(&app->keymap, k->name, "palette.docs") >= 0) {
+			/* The page of the highlighted type, or of the first one listed. */
+			const st_layer_type *t = here && here->type ? here->type : NULL;
+			for (int i = 0; i < n && t == NULL; i++)
+				t = list[i].type;
+			if (t != NULL) {
+				char *cmd = st_xasprintf("docs %s", t->desc->name);
+				st_app_command(app, cmd);
+				free(cmd);
+			}
 		} else if (st_field_key(&app->palette.filter, k)) {
 			app->palette.row = 0;
 		} else {

@@ -781,3 +781,93 @@ Test(tui_app, ascii_tier_at_80x24)
 	every_view(app, assert_ascii);
 	close_app(app);
 }
+
+/* ---- selecting several, docs from the palette, the file on disk ---- */
+
+Test(tui_app, space_picks_several_layers_as_the_cursor_moves)
+{
+	st_app *app = open_cnn(120, 40);
+	st_app_command(app, "find conv1");
+	press(app, "2");
+	press(app, "<Space>");
+	cr_assert_eq(app->canvas.n_selected, 1, "the first Space keeps the layer selected");
+	press(app, "j");
+	press(app, "j");
+	cr_assert_eq(app->canvas.n_selected, 1, "moving keeps the selection while picking");
+	cr_assert_str_eq(st_app_current(app)->name, "conv2");
+	press(app, "<Space>");
+	cr_assert_eq(app->canvas.n_selected, 2);
+	st_app_draw(app);
+	char *p = panel(app, ST_PANEL_PARAMS);
+	assert_has(p, "2 convolution layers");
+	free(p);
+	/* Space again takes the cursor's layer out; Esc ends picking. */
+	press(app, "<Space>");
+	cr_assert_eq(app->canvas.n_selected, 1);
+	press(app, "<Esc>");
+	cr_assert_eq(app->canvas.n_selected, 0);
+	press(app, "k");
+	cr_assert_eq(app->canvas.n_selected, 1, "after Esc the selection follows the cursor again");
+	cr_assert_str_eq(app->canvas.selected[0]->name, st_app_current(app)->name);
+	close_app(app);
+}
+
+Test(tui_app, f2_in_the_palette_opens_the_highlighted_types_page)
+{
+	st_app *app = open_cnn(120, 40);
+	press(app, "1");
+	type_text(app, "global");
+	press(app, "<F2>");
+	cr_assert_eq(app->overlay, ST_OVERLAY_DOCS);
+	assert_frame_has(app, "global_pooling");
+	press(app, "<Esc>");
+	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
+	press(app, "<Esc>"); /* the filter */
+	/* ? stays the help screen everywhere but in a text field. */
+	press(app, "?");
+	cr_assert_eq(app->overlay, ST_OVERLAY_HELP);
+	close_app(app);
+}
+
+Test(tui_app, a_model_changed_on_disk_is_noticed_and_reloaded)
+{
+	private_home();
+	char *model = model_path("cnn_classifier.strata.json");
+	st_app *app = app_on(model, 120, 40);
+	st_app_command(app, "set conv1 num_output 12");
+	cr_assert(!st_app_disk_changed(app));
+	/* Someone else's save: a new file renamed over the model. */
+	size_t len;
+	char *text = st_read_file(model, &len);
+	char *at = strstr(text, "\"num_output\": 32");
+	cr_assert_not_null(at);
+	memcpy(at, "\"num_output\": 40", 16);
+	char err[256];
+	cr_assert_eq(st_write_file_atomic(model, text, len, err, sizeof err), 0, "%s", err);
+	free(text);
+	cr_assert(st_app_disk_changed(app));
+	/* Saving asks; cancelling leaves their file alone. */
+	cr_assert_eq(st_app_command(app, "w"), 0);
+	cr_assert_eq(app->overlay, ST_OVERLAY_CONFIRM);
+	press(app, "c");
+	text = st_read_file(model, &len);
+	assert_has(text, "\"num_output\": 40");
+	free(text);
+	/* :e! takes theirs, and the edit and its undo go. */
+	cr_assert_eq(st_app_command(app, "e!"), 0);
+	cr_assert_eq(int_param(app, "conv2", "num_output"), 40);
+	cr_assert_eq(int_param(app, "conv1", "num_output"), 16);
+	cr_assert(!st_session_dirty(app->session));
+	cr_assert_eq(st_session_undo_depth(app->session), 0);
+	cr_assert(!st_app_disk_changed(app));
+	cr_assert_not_null(st_app_current(app));
+	assert_frame_has(app, "reloaded");
+	/* A file that no longer loads is not taken. */
+	char junk[] = "{ not json";
+	cr_assert_eq(st_write_file_atomic(model, junk, sizeof junk - 1, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(st_app_command(app, "e!"), -1);
+	cr_assert_eq(int_param(app, "conv2", "num_output"), 40);
+	assert_frame_has(app, "not reloaded");
+	free(model);
+	close_app(app);
+}
