@@ -101,6 +101,35 @@ st_app_prompt(st_app *app, const char *question, const char *initial, st_prompt_
 	app->overlay = ST_OVERLAY_PROMPT;
 }
 
+void
+st_app_pick(st_app *app, const char *title, const char *const *items, int n, int current, st_prompt_fn done,
+            void *arg)
+{
+	st_app_pick_close(app);
+	snprintf(app->pick_title, sizeof app->pick_title, "%s", title);
+	app->pick_items = st_xcalloc((size_t)(n > 0 ? n : 1), sizeof *app->pick_items);
+	for (int i = 0; i < n; i++)
+		app->pick_items[i] = st_xstrdup(items[i]);
+	app->n_pick_items = n;
+	app->pick_row = current >= 0 && current < n ? current : 0;
+	app->pick_top = 0;
+	app->pick_done = done;
+	app->pick_arg = arg;
+	app->overlay = ST_OVERLAY_PICK;
+}
+
+void
+st_app_pick_close(st_app *app)
+{
+	for (int i = 0; i < app->n_pick_items; i++)
+		free(app->pick_items[i]);
+	free(app->pick_items);
+	app->pick_items = NULL;
+	app->n_pick_items = 0;
+	if (app->overlay == ST_OVERLAY_PICK)
+		app->overlay = ST_OVERLAY_NONE;
+}
+
 /* ---- the file on disk ---- */
 
 static long long
@@ -590,6 +619,7 @@ st_app_free(st_app *app)
 	/* A clean end: nothing to restore next time unless edits were left unsaved. */
 	if (app->journal != NULL)
 		st_journal_close(app->journal, !st_session_dirty(app->session));
+	st_app_pick_close(app);
 	st_session_free(app->session);
 	st_registry_free(app->registry);
 	st_theme_free(app->theme);

@@ -24,7 +24,8 @@ typedef enum st_overlay {
 	ST_OVERLAY_HELP,     /* every binding */
 	ST_OVERLAY_MENU,     /* F10 menus */
 	ST_OVERLAY_DOCS,     /* the layer documentation browser */
-	ST_OVERLAY_PLUGINS   /* the collections manager */
+	ST_OVERLAY_PLUGINS,  /* the collections manager */
+	ST_OVERLAY_PICK      /* a list to choose one value from (enumerations) */
 } st_overlay;
 
 /* A one-line text field with a cursor and history (command line, prompts,
@@ -106,6 +107,11 @@ struct st_app {
 	char *docs_type;           /* the layer type whose page is shown, NULL: the current layer's */
 	char *docs_text;           /* the page's text once read, or NULL */
 	int plugins_row;
+	char pick_title[160];
+	char **pick_items;         /* owned while the list is open */
+	int n_pick_items, pick_row, pick_top;
+	st_prompt_fn pick_done;
+	void *pick_arg;
 	/* A mouse drag on the canvas: where it started and what it holds. */
 	bool dragging;
 	int drag_x, drag_y;
@@ -149,6 +155,11 @@ void st_app_confirm(st_app *app, const char *question, const char *choices,
                     const char *const *labels, st_confirm_fn done, void *arg);
 /* Opens a one-line prompt with initial text. */
 void st_app_prompt(st_app *app, const char *question, const char *initial, st_prompt_fn done, void *arg);
+/* Opens a list of n items (copied) with item current highlighted; Enter
+ * calls done with the chosen one, Esc closes it without a call. */
+void st_app_pick(st_app *app, const char *title, const char *const *items, int n, int current,
+                 st_prompt_fn done, void *arg);
+void st_app_pick_close(st_app *app);
 /* The style of a role in the current theme. */
 const st_style *st_app_style(const st_app *app, st_role role);
 

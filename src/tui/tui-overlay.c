@@ -474,10 +474,44 @@ draw_bottom_field(st_app *app, st_screen *s, const char *prefix, const st_field 
 	st_field_draw(f, s, x, y, s->w - x, st, st_app_style(app, ST_ROLE_CURSOR), true);
 }
 
+static void
+draw_pick(st_app *app, st_screen *s)
+{
+	int w = st_text_width(app->pick_title) + 6;
+	for (int i = 0; i < app->n_pick_items; i++) {
+		int iw = st_text_width(app->pick_items[i]) + 6;
+		if (iw > w)
+			w = iw;
+	}
+	if (w < 30)
+		w = 30;
+	if (w > s->w - 4)
+		w = s->w - 4;
+	int rows = app->n_pick_items < s->h - 6 ? app->n_pick_items : s->h - 6;
+	if (rows < 1)
+		rows = 1;
+	/* The highlighted item stays in view. */
+	if (app->pick_row < app->pick_top)
+		app->pick_top = app->pick_row;
+	if (app->pick_row >= app->pick_top + rows)
+		app->pick_top = app->pick_row - rows + 1;
+	st_rect r = centred(s, w, rows + 2);
+	window(app, s, r, app->pick_title);
+	for (int i = 0; i < rows && app->pick_top + i < app->n_pick_items; i++) {
+		int at = app->pick_top + i;
+		const st_style *st = st_app_style(app, at == app->pick_row ? ST_ROLE_MENU_SELECTED : ST_ROLE_MENU);
+		st_screen_fill(s, (st_rect){ r.x + 1, r.y + 1 + i, w - 2, 1 }, " ", st);
+		st_screen_text_fit(s, r.x + 2, r.y + 1 + i, app->pick_items[at], st, w - 4);
+	}
+}
+
 void
 st_overlay_draw(st_app *app, st_screen *s)
 {
 	switch (app->overlay) {
+	case ST_OVERLAY_PICK:
+		draw_pick(app, s);
+		break;
 	case ST_OVERLAY_NONE:
 		break;
 	case ST_OVERLAY_COMMAND:
@@ -709,6 +743,40 @@ st_overlay_key(st_app *app, const st_key *k)
 			scroll_keys(k, &app->docs_top);
 		}
 		return true;
+	case ST_OVERLAY_PICK: {
+		int n = app->n_pick_items;
+		if (is(k, "<Esc>") || is(k, "q")) {
+			st_app_pick_close(app);
+		} else if ((is(k, "<Down>") || is(k, "j")) && app->pick_row + 1 < n) {
+			app->pick_row++;
+		} else if ((is(k, "<Up>") || is(k, "k")) && app->pick_row > 0) {
+			app->pick_row--;
+		} else if (is(k, "<Home>")) {
+			app->pick_row = 0;
+		} else if (is(k, "<End>") && n > 0) {
+			app->pick_row = n - 1;
+		} else if (is(k, "<Enter>") || is(k, "<Space>")) {
+			if (app->pick_row < n) {
+				char *choice = st_xstrdup(app->pick_items[app->pick_row]);
+				st_prompt_fn done = app->pick_done;
+				void *arg = app->pick_arg;
+				st_app_pick_close(app);
+				if (done)
+					done(app, choice, arg);
+				free(choice);
+			}
+		} else if (k->kind == ST_KEY_KEY && k->name[0] != '<' && k->name[1] == '\0') {
+			/* A letter: the next item starting with it. */
+			for (int d = 1; d <= n; d++) {
+				int at = (app->pick_row + d) % n;
+				if (tolower((unsigned char)app->pick_items[at][0]) == tolower((unsigned char)k->name[0])) {
+					app->pick_row = at;
+					break;
+				}
+			}
+		}
+		return true;
+	}
 	case ST_OVERLAY_PLUGINS:
 		if (is(k, "<Esc>") || is(k, "q"))
 			app->overlay = ST_OVERLAY_NONE;

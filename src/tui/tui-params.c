@@ -236,6 +236,57 @@ apply(st_app *app, const row *r, const char *text)
 	return rc;
 }
 
+/* The answer of the list opened by open_picker: applied to the row still
+ * highlighted (the list is modal, so it is the same row). */
+static void
+picked(st_app *app, const char *text, void *arg)
+{
+	(void)arg;
+	row rows[128];
+	int n = build_rows(app, rows, 128);
+	if (app->params.row < n)
+		apply(app, &rows[app->params.row], text);
+}
+
+/* Enumerations, booleans and the activation are chosen from a list rather
+ * than typed. Returns whether a list was opened. */
+static bool
+open_picker(st_app *app, const row *r, const char *label, const st_param_desc *desc, const char *current)
+{
+	const char **items = NULL;
+	int n = 0, at = -1;
+	if (r->kind == ROW_ACTIVATION) {
+		const st_registry *reg = app->registry;
+		items = st_xcalloc((size_t)reg->n_activations + 1, sizeof *items);
+		items[n++] = "none";
+		for (int i = 0; i < reg->n_activations; i++)
+			items[n++] = reg->activations[i]->desc->name;
+	} else if (desc != NULL && desc->kind == ST_PARAM_ENUM) {
+		while (desc->enum_values[n])
+			n++;
+		items = st_xcalloc((size_t)n + 1, sizeof *items);
+		for (int i = 0; i < n; i++)
+			items[i] = desc->enum_values[i];
+	} else if (desc != NULL && desc->kind == ST_PARAM_BOOL) {
+		static const char *const both[] = { "false", "true" };
+		items = st_xcalloc(2, sizeof *items);
+		items[0] = both[0];
+		items[1] = both[1];
+		n = 2;
+	} else {
+		return false;
+	}
+	for (int i = 0; i < n && current != NULL; i++) {
+		if (strcmp(items[i], current) == 0)
+			at = i;
+	}
+	char *title = st_xasprintf("%s (Enter chooses, Esc keeps it)", label);
+	st_app_pick(app, title, items, n, at, picked, NULL);
+	free(title);
+	free(items);
+	return true;
+}
+
 /* The next value of an enumeration (or the activation list), or a flipped boolean. */
 static void
 step_value(st_app *app, const row *r)
@@ -314,6 +365,10 @@ st_params_key(st_app *app, const st_key *k)
 		st_buf_init(&value);
 		bool is_default;
 		describe(app, here, &label, &desc, &value, &is_default);
+		if (open_picker(app, here, label, desc, value.data)) {
+			st_buf_free(&value);
+			return true;
+		}
 		st_field_set(&app->params.edit, value.data && strcmp(value.data, "(differs)") != 0 ? value.data : "");
 		st_buf_free(&value);
 		app->params.editing = true;

@@ -55,4 +55,16 @@ expect 0 "$STRATA" edit "$m" -c 'disconnect c1; save'
 expect 1 "$STRATA" check "$m"
 has out "error: layer 'c1': These mandatory inputs are not connected: 0"
 
+# Without a terminal (or, configured with --disable-tui, without an editor)
+# the editor says what to do instead, and the model stays as it was.
+cp "$m" "$tmp/before.json"
+expect 2 "$STRATA" edit "$m" </dev/null
+if grep -qF "disable-tui" "$tmp/err"; then
+	has err "this build has no interactive editor (configured with --disable-tui)"
+else
+	has err "the editor needs a terminal; for scripts use strata edit MODEL -c"
+fi
+expect 2 "$STRATA" "$m" </dev/null
+same "$m" "$tmp/before.json"
+
 finish

@@ -871,3 +871,59 @@ Test(tui_app, a_model_changed_on_disk_is_noticed_and_reloaded)
 	free(model);
 	close_app(app);
 }
+
+/* The value of a layer's parameter as text. Caller frees. */
+static char *
+param_text(st_app *app, const char *name, const char *param)
+{
+	st_layer *l = layer(app, name);
+	int p = st_params_find(l->type->desc->params, l->type->desc->n_params, param);
+	cr_assert(p >= 0);
+	st_buf b;
+	st_buf_init(&b);
+	st_value_to_text(&l->type->desc->params[p], &l->params.values[p], &b);
+	return b.data ? b.data : st_xstrdup("");
+}
+
+Test(tui_app, enumerations_and_the_activation_are_picked_from_a_list)
+{
+	st_app *app = open_cnn(120, 40);
+	st_app_command(app, "find conv1");
+	params_go_to(app, "padding");
+	press(app, "<Enter>");
+	cr_assert_eq(app->overlay, ST_OVERLAY_PICK);
+	char *s = frame(app);
+	assert_has(s, "padding (Enter chooses, Esc keeps it)");
+	assert_has(s, "same_lower");
+	assert_has(s, "valid");
+	free(s);
+	cr_assert_str_eq(app->pick_items[app->pick_row], "same", "the list opens on the current value");
+	/* Esc keeps the value; a letter jumps, Enter chooses. */
+	press(app, "<Esc>");
+	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
+	press(app, "<Enter>");
+	press(app, "v");
+	press(app, "<Enter>");
+	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
+	char *v = param_text(app, "conv1", "padding");
+	cr_assert_str_eq(v, "valid");
+	free(v);
+	press(app, "u");
+	v = param_text(app, "conv1", "padding");
+	cr_assert_str_eq(v, "same");
+	free(v);
+	/* The activation: none and every loaded one. */
+	press(app, "2");
+	st_app_command(app, "find conv1");
+	press(app, "3");
+	for (int i = 0; i < 30; i++)
+		press(app, "j"); /* to the last row: relu has no coefficients */
+	press(app, "<Enter>");
+	cr_assert_eq(app->overlay, ST_OVERLAY_PICK, "the last row is the activation");
+	cr_assert_str_eq(app->pick_items[0], "none");
+	cr_assert_str_eq(app->pick_items[app->pick_row], "relu");
+	press(app, "<Home>");
+	press(app, "<Enter>");
+	cr_assert_null(layer(app, "conv1")->act.type_name, "none takes the activation away");
+	close_app(app);
+}
