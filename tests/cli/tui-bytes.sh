@@ -53,4 +53,30 @@ for size in "80 24" "120 34" "200 60"; do
 	fi
 	has out "restored yes"
 done
+
+# The whole editor through a pty: its first frame is whole, 2.5 idle
+# seconds (a wake to look at the model file among them) write nothing, and
+# one keystroke writes a small part of a frame.
+export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/config" XDG_STATE_HOME="$tmp/home/state"
+cp "$top_srcdir/examples/cnn_classifier.strata.json" "$tmp/m.strata.json"
+expect 0 "${top_builddir:?}/tests/tools/tui-idle" "$STRATA" "$tmp/m.strata.json" 100 30
+first=$(field first 1)
+idle=$(field idle 1)
+key=$(field key 1)
+checks=$((checks + 1))
+if [ "${first:-0}" -le 1500 ]; then
+	echo "FAIL: the editor's first 100x30 frame wrote ${first:-nothing} bytes, expected more than 1500"
+	fails=$((fails + 1))
+fi
+checks=$((checks + 1))
+if [ "${idle:-99}" -ne 0 ]; then
+	echo "FAIL: the idle editor wrote ${idle:-?} bytes in 2.5 s, expected none"
+	fails=$((fails + 1))
+fi
+checks=$((checks + 1))
+if [ "${key:-0}" -le 0 ] || [ "$key" -ge $((first / 4)) ]; then
+	echo "FAIL: one keystroke wrote ${key:-?} bytes, expected some and under a quarter of the first frame's $first"
+	fails=$((fails + 1))
+fi
+has out "exit 0"
 finish
