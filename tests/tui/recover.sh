@@ -75,6 +75,37 @@ start 140 50 "$STRATA" edit "$m"
 wait_for "left 1 unsaved edit. Restore them?"
 keys d q
 wait_exit 0
+# A hang-up (the SSH connection dropped) likewise; restored this time.
+start 140 50 "$STRATA" edit "$m"
+wait_for "EDIT ─ 10 layers"
+keys :
+type_text "rename fc2 logits"
+keys Enter
+keys :
+type_text "find logits"
+keys Enter
+wait_for "logits · fully_connected"
+kill -HUP "$(program_pid)"
+wait_exit 129
+same "$m" "$tmp/saved.json"
+start 140 50 "$STRATA" edit "$m"
+wait_for "left 1 unsaved edit. Restore them?"
+keys r
+wait_for "restored the unsaved edits"
+keys :
+type_text "find logits"
+keys Enter
+wait_for "logits · fully_connected"
+keys :
+type_text "q!"
+keys Enter
+wait_exit 0
+same "$m" "$tmp/saved.json"
+start 140 50 "$STRATA" edit "$m"
+wait_for "EDIT ─ 10 layers"
+wait_gone "Restore them?"
+keys q
+wait_exit 0
 
 # Changed on disk by someone else: said within seconds; saving asks, and
 # both answers do what they say.
