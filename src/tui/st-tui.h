@@ -215,6 +215,14 @@ void st_screen_box(st_screen *s, st_rect r, const st_style *border, const char *
                    const st_style *title_style);
 /* Display width of UTF-8 text in columns. */
 int st_text_width(const char *utf8);
+/* Decodes the UTF-8 sequence at s (at most n bytes; a NUL ends it too):
+ * the code point with its length in *len, or -1 with *len 1 for a byte
+ * that starts no valid sequence (overlong forms, surrogates and values past
+ * U+10FFFF included). */
+int32_t st_utf8_decode(const unsigned char *s, size_t n, int *len);
+/* n bytes of s as a message may quote them, in out: control characters and
+ * invalid bytes as '?', cut after 40 bytes with "...". */
+void st_quote_snippet(const char *s, size_t n, char *out, size_t size);
 /* The screen as plain text, one line per row without trailing spaces;
  * caller frees (for tests and debugging). */
 char *st_screen_dump(const st_screen *s);
@@ -256,6 +264,11 @@ void st_config_defaults(st_config *cfg);
 void st_config_clear(st_config *cfg);
 /* $XDG_CONFIG_HOME/strata (or ~/.config/strata); caller frees. */
 char *st_config_dir(void);
+/* Reads the settings file $XDG_CONFIG_HOME/strata/NAME: its text (caller
+ * frees) with its path in *path (caller frees, NULL without a home folder).
+ * NULL when there is no such file (*rc 0: the defaults stand) or when it
+ * cannot be read (*rc -1, the reason in d calling the file WHAT). */
+char *st_config_read(const char *name, const char *what, char **path, size_t *len, st_diag *d, int *rc);
 /* $XDG_STATE_HOME/strata (or ~/.local/state/strata); caller frees. */
 char *st_state_dir(void);
 

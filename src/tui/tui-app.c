@@ -339,11 +339,12 @@ place_all(st_app *app)
 		argv[2 + 3 * i] = st_xasprintf("%d", xy[2 * i]);
 		argv[3 + 3 * i] = st_xasprintf("%d", xy[2 * i + 1]);
 	}
-	if (g->n_layers > 0)
-		st_app_exec(app, argc, argv);
-	for (int i = 0; i < argc; i++)
-		free(argv[i]);
-	free(argv);
+	if (g->n_layers > 0) {
+		st_app_exec_words(app, argv, argc);
+	} else {
+		free(argv[0]);
+		free(argv);
+	}
 	free(xy);
 	st_app_message(app, ST_SEVERITY_INFO, "laid out %d layers", g->n_layers);
 }
@@ -476,6 +477,12 @@ st_app_command(st_app *app, const char *line)
 		st_app_message(app, ST_SEVERITY_ERROR, "%s", err);
 		return -1;
 	}
+	return st_app_exec_words(app, argv, argc);
+}
+
+int
+st_app_exec_words(st_app *app, char **argv, int argc)
+{
 	int rc = st_app_exec(app, argc, argv);
 	for (int i = 0; i < argc; i++)
 		free(argv[i]);

@@ -142,6 +142,9 @@ bool st_app_disk_changed(st_app *app);
 int st_app_command(st_app *app, const char *line);
 /* The same for a command given as words. */
 int st_app_exec(st_app *app, int argc, char **argv);
+/* The same with words made by st_xstrdup and friends, freed (each and the
+ * array) once run. */
+int st_app_exec_words(st_app *app, char **argv, int argc);
 /* Shows a message in the status line. */
 void st_app_message(st_app *app, st_severity sev, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -49,17 +49,6 @@ targets(const st_app *app, const st_layer ***out)
 	return 1;
 }
 
-/* Runs a command made of words; the words are freed. */
-static int
-run_words(st_app *app, char **argv, int argc)
-{
-	int rc = st_app_exec(app, argc, argv);
-	for (int i = 0; i < argc; i++)
-		free(argv[i]);
-	free(argv);
-	return rc;
-}
-
 static void
 move_targets(st_app *app, int dx, int dy)
 {
@@ -74,7 +63,7 @@ move_targets(st_app *app, int dx, int dy)
 		argv[2 + 3 * i] = st_xasprintf("%d", t[i]->x + dx);
 		argv[3 + 3 * i] = st_xasprintf("%d", t[i]->y + dy);
 	}
-	run_words(app, argv, 1 + 3 * n);
+	st_app_exec_words(app, argv, 1 + 3 * n);
 	if (app->canvas.cursor) {
 		st_rect r = app->panel_rect[ST_PANEL_CANVAS];
 		st_canvas_reveal(&app->canvas, app->canvas.cursor, r.w - 2, r.h - 2);
@@ -99,7 +88,7 @@ delete_targets(st_app *app)
 		if (!is_selected(app, g->layers[i]) && g->layers[i] != app->canvas.cursor)
 			next = g->layers[i];
 	}
-	if (run_words(app, argv, 1 + n) == 0) {
+	if (st_app_exec_words(app, argv, 1 + n) == 0) {
 		st_app_focus_layer(app, next);
 		st_app_message(app, ST_SEVERITY_INFO, "deleted %d layer%s (u undoes)", n, n == 1 ? "" : "s");
 	}
@@ -117,7 +106,7 @@ rename_done(st_app *app, const char *text, void *arg)
 	argv[1] = st_xstrdup(l->name);
 	argv[2] = st_xstrdup(text);
 	char *old = st_xstrdup(l->name);
-	if (run_words(app, argv, 3) == 0)
+	if (st_app_exec_words(app, argv, 3) == 0)
 		st_app_message(app, ST_SEVERITY_INFO, "renamed %s to %s", old, text);
 	free(old);
 }
@@ -140,7 +129,7 @@ connect_now(st_app *app, const st_layer *dst, int input)
 	argv[0] = st_xstrdup("connect");
 	argv[1] = st_xasprintf("%s.%d", c->connect_from->name, c->connect_output);
 	argv[2] = input >= 0 ? st_xasprintf("%s.%d", dst->name, input) : st_xstrdup(dst->name);
-	if (run_words(app, argv, 3) == 0)
+	if (st_app_exec_words(app, argv, 3) == 0)
 		st_app_message(app, ST_SEVERITY_INFO, "linked %s.%d to %s", c->connect_from->name,
 		               c->connect_output, dst->name);
 	c->connect_from = NULL;

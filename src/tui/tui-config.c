@@ -235,26 +235,34 @@ int
 st_config_load(st_config *cfg, st_diag *d)
 {
 	st_config_defaults(cfg);
-	char *dir = st_config_dir();
-	if (dir == NULL)
-		return 0; /* no home folder: nothing to read */
-	char *path = st_xasprintf("%s/config.json", dir);
-	free(dir);
+	char *path;
 	size_t len;
-	char *text = st_read_file(path, &len);
-	int rc = 0;
-	if (text == NULL) {
-		if (errno != ENOENT && errno != ENOTDIR) {
-			st_diag_add(d, ST_SEVERITY_ERROR, path, 0, 0, "cannot read the configuration: %s",
-			            strerror(errno));
-			rc = -1;
-		}
-	} else {
+	int rc;
+	char *text = st_config_read("config.json", "the configuration", &path, &len, d, &rc);
+	if (text != NULL) {
 		rc = st_config_parse(text, len, path, cfg, d);
 		free(text);
 	}
 	free(path);
 	return rc;
+}
+
+char *
+st_config_read(const char *name, const char *what, char **path, size_t *len, st_diag *d, int *rc)
+{
+	*rc = 0;
+	*path = NULL;
+	char *dir = st_config_dir();
+	if (dir == NULL)
+		return NULL; /* no home folder: nothing to read */
+	*path = st_xasprintf("%s/%s", dir, name);
+	free(dir);
+	char *text = st_read_file(*path, len);
+	if (text == NULL && errno != ENOENT && errno != ENOTDIR) {
+		st_diag_add(d, ST_SEVERITY_ERROR, *path, 0, 0, "cannot read %s: %s", what, strerror(errno));
+		*rc = -1;
+	}
+	return text;
 }
 
 /* ---- writing ---- */

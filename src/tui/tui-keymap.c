@@ -60,52 +60,12 @@ static const struct {
 #define MOD_M 2
 #define MOD_S 4
 
-/* Decodes one UTF-8 code point at s (n bytes); -1 when invalid. */
-static int32_t
-decode(const unsigned char *s, size_t n, int *len)
-{
-	*len = 1;
-	if (n == 0)
-		return -1;
-	unsigned char c = s[0];
-	if (c < 0x80)
-		return c;
-	int k;
-	uint32_t cp, min;
-	if (c >= 0xc2 && c <= 0xdf) {
-		k = 2;
-		cp = c & 0x1fu;
-		min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		k = 3;
-		cp = c & 0x0fu;
-		min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		k = 4;
-		cp = c & 0x07u;
-		min = 0x10000;
-	} else {
-		return -1;
-	}
-	if ((size_t)k > n)
-		return -1;
-	for (int i = 1; i < k; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return -1;
-		cp = (cp << 6) | (s[i] & 0x3fu);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return -1;
-	*len = k;
-	return (int32_t)cp;
-}
-
 /* Whether [s, s+n) is exactly one printable character other than space. */
 static bool
 one_printable(const char *s, size_t n)
 {
 	int len;
-	int32_t cp = decode((const unsigned char *)s, n, &len);
+	int32_t cp = st_utf8_decode((const unsigned char *)s, n, &len);
 	return cp > 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0) && (size_t)len == n;
 }
 
@@ -359,23 +319,6 @@ same_scope(const char *a, const char *b)
 	return n == scope_length(b) && strncmp(a, b, n) == 0;
 }
 
-/* A piece of a line as it may be quoted in a message. */
-static void
-quote(const char *s, size_t n, char *out, size_t size)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < n && k + 4 < size; i++) {
-		if (i == 40) {
-			memcpy(out + k, "...", 3);
-			k += 3;
-			break;
-		}
-		unsigned char c = (unsigned char)s[i];
-		out[k++] = c >= 0x20 && c != 0x7f ? (char)c : '?';
-	}
-	out[k] = '\0';
-}
-
 typedef struct keys_line {
 	int action;    /* -1 when the line was refused */
 	int line, col;
@@ -435,7 +378,7 @@ st_keymap_parse(st_keymap *km, const char *text, size_t len, const char *file, s
 		const char *eq = memchr(b, '=', (size_t)(stop - b));
 		char q[64];
 		if (eq == NULL) {
-			quote(b, (size_t)(stop - b), q, sizeof q);
+			st_quote_snippet(b, (size_t)(stop - b), q, sizeof q);
 			st_diag_add(d, ST_SEVERITY_ERROR, file, line_no, (int)(b - line) + 1,
 			            "expected 'action = key ...', got '%s'", q);
 			errors++;
@@ -450,7 +393,7 @@ st_keymap_parse(st_keymap *km, const char *text, size_t len, const char *file, s
 			errors++;
 			continue;
 		}
-		quote(b, (size_t)(ke - b), q, sizeof q);
+		st_quote_snippet(b, (size_t)(ke - b), q, sizeof q);
 		int action = -1;
 		for (int a = 0; a < km->n_actions && action < 0; a++) {
 			if (strlen(km->actions[a].name) == (size_t)(ke - b) &&
@@ -493,7 +436,7 @@ st_keymap_parse(st_keymap *km, const char *text, size_t len, const char *file, s
 				keys = add_key(keys, key);
 				after_hash = strcmp(word, "#") == 0;
 			} else {
-				quote(word, strlen(word), q, sizeof q);
+				st_quote_snippet(word, strlen(word), q, sizeof q);
 				st_diag_add(d, ST_SEVERITY_ERROR, file, line_no, (int)(w - line) + 1,
 				            "bad key name '%s'%s", q, key_hint(word, after_hash));
 				errors++;
@@ -567,21 +510,11 @@ st_keymap_parse(st_keymap *km, const char *text, size_t len, const char *file, s
 int
 st_keymap_load(st_keymap *km, st_diag *d)
 {
-	char *dir = st_config_dir();
-	if (dir == NULL)
-		return 0;
-	char *path = st_xasprintf("%s/keys.conf", dir);
-	free(dir);
+	char *path;
 	size_t len;
-	char *text = st_read_file(path, &len);
-	int rc = 0;
-	if (text == NULL) {
-		if (errno != ENOENT && errno != ENOTDIR) {
-			st_diag_add(d, ST_SEVERITY_ERROR, path, 0, 0, "cannot read the key map: %s",
-			            strerror(errno));
-			rc = -1;
-		}
-	} else {
+	int rc;
+	char *text = st_config_read("keys.conf", "the key map", &path, &len, d, &rc);
+	if (text != NULL) {
 		rc = st_keymap_parse(km, text, len, path, d);
 		free(text);
 	}

@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,42 +172,76 @@ codepoint_width(uint32_t c)
 	return 1;
 }
 
-/* Decodes the UTF-8 sequence at s (NUL-terminated): returns the code point
- * and its length in *len, or -1 with *len 1 for a byte that starts no valid
- * sequence (overlong forms, surrogates and values past U+10FFFF included). */
-static int32_t
-utf8_decode(const unsigned char *s, int *len)
+int32_t
+st_utf8_decode(const unsigned char *s, size_t n, int *len)
 {
-	unsigned char c = s[0];
 	*len = 1;
+	if (n == 0)
+		return -1;
+	unsigned char c = s[0];
 	if (c < 0x80)
 		return c;
-	int n;
+	int k;
 	uint32_t cp, min;
 	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
+		k = 2;
 		cp = c & 0x1fu;
 		min = 0x80;
 	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
+		k = 3;
 		cp = c & 0x0fu;
 		min = 0x800;
 	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
+		k = 4;
 		cp = c & 0x07u;
 		min = 0x10000;
 	} else {
 		return -1;
 	}
-	for (int i = 1; i < n; i++) {
+	if ((size_t)k > n)
+		return -1;
+	for (int i = 1; i < k; i++) {
 		if ((s[i] & 0xc0) != 0x80)
-			return -1; /* also stops at the NUL */
+			return -1; /* also stops at a NUL */
 		cp = (cp << 6) | (s[i] & 0x3fu);
 	}
 	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
 		return -1;
-	*len = n;
+	*len = k;
 	return (int32_t)cp;
+}
+
+/* The NUL-terminated form the screen's own text takes. */
+static int32_t
+utf8_decode(const unsigned char *s, int *len)
+{
+	return st_utf8_decode(s, SIZE_MAX, len);
+}
+
+void
+st_quote_snippet(const char *s, size_t n, char *out, size_t size)
+{
+	if (size == 0)
+		return;
+	size_t k = 0;
+	for (size_t i = 0; i < n;) {
+		int len;
+		int32_t cp = st_utf8_decode((const unsigned char *)s + i, n - i, &len);
+		bool printable = cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp < 0xa0);
+		size_t need = printable ? (size_t)len : 1;
+		if (i + need > 40 || k + need + 4 > size) {
+			memcpy(out + k, "...", 3);
+			k += 3;
+			break;
+		}
+		if (printable)
+			memcpy(out + k, s + i, need);
+		else
+			out[k] = '?';
+		k += need;
+		i += (size_t)len;
+	}
+	out[k] = '\0';
 }
 
 /* What an invalid byte or a control character shows as. */

@@ -276,23 +276,6 @@ is_hex_colour(const char *s, int len)
 	return true;
 }
 
-/* A word as it may be quoted in a message: printable ASCII, at most 40 bytes. */
-static void
-quote_word(const char *s, int len, char *out, size_t size)
-{
-	size_t n = 0;
-	for (int i = 0; i < len && n + 4 < size; i++) {
-		if (i == 40) {
-			memcpy(out + n, "...", 3);
-			n += 3;
-			break;
-		}
-		unsigned char c = (unsigned char)s[i];
-		out[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
-	}
-	out[n] = '\0';
-}
-
 typedef enum colour_result { COLOUR_OK, COLOUR_NOT, COLOUR_BAD } colour_result;
 
 /* Parses a colour word; COLOUR_NOT when it is not one at all, COLOUR_BAD
@@ -307,7 +290,7 @@ parse_colour(const word *w, st_color *out, char *why, size_t why_size)
 	if (w->s[0] == '#') {
 		if (!is_hex_colour(w->s, w->len)) {
 			char q[64];
-			quote_word(w->s, w->len, q, sizeof q);
+			st_quote_snippet(w->s, (size_t)(w->len), q, sizeof q);
 			snprintf(why, why_size, "'%s' is not a colour: write #RRGGBB with six hex digits", q);
 			return COLOUR_BAD;
 		}
@@ -327,7 +310,7 @@ parse_colour(const word *w, st_color *out, char *why, size_t why_size)
 		}
 		if (v > 255) {
 			char q[64];
-			quote_word(w->s, w->len, q, sizeof q);
+			st_quote_snippet(w->s, (size_t)(w->len), q, sizeof q);
 			snprintf(why, why_size, "colour index %s is not between 0 and 255", q);
 			return COLOUR_BAD;
 		}
@@ -359,7 +342,7 @@ static const char *
 suggest_word(const word *w)
 {
 	char q[64];
-	quote_word(w->s, w->len, q, sizeof q);
+	st_quote_snippet(w->s, (size_t)(w->len), q, sizeof q);
 	for (char *p = q; *p; p++)
 		if (*p >= 'A' && *p <= 'Z')
 			*p = (char)(*p - 'A' + 'a');
@@ -431,7 +414,7 @@ parse_style(parse_ctx *c, const word *w, int n, const char *role, st_style *out)
 	char why[160];
 	for (int i = 0; i < n; i++) {
 		char q[64];
-		quote_word(w[i].s, w[i].len, q, sizeof q);
+		st_quote_snippet(w[i].s, (size_t)(w[i].len), q, sizeof q);
 		if (word_is(&w[i], "on")) {
 			if (have_bg) {
 				parse_error(c, w[i].col, "'%s' has two background colours", role);
@@ -442,7 +425,7 @@ parse_style(parse_ctx *c, const word *w, int n, const char *role, st_style *out)
 				return false;
 			}
 			i++;
-			quote_word(w[i].s, w[i].len, q, sizeof q);
+			st_quote_snippet(w[i].s, (size_t)(w[i].len), q, sizeof q);
 			colour_result r = parse_colour(&w[i], &st.bg, why, sizeof why);
 			if (r == COLOUR_BAD) {
 				parse_error(c, w[i].col, "%s", why);
@@ -560,7 +543,7 @@ st_theme_parse(const char *text, size_t len, const char *file, st_diag *d)
 		const char *eq = memchr(b, '=', (size_t)(stop - b));
 		if (eq == NULL) {
 			char q[64];
-			quote_word(b, (int)(stop - b), q, sizeof q);
+			st_quote_snippet(b, (size_t)(stop - b), q, sizeof q);
 			parse_error(&c, (int)(b - line) + 1, "expected 'role = colour ...', got '%s'", q);
 			continue;
 		}
@@ -568,7 +551,7 @@ st_theme_parse(const char *text, size_t len, const char *file, st_diag *d)
 		while (ke > b && (ke[-1] == ' ' || ke[-1] == '\t'))
 			ke--;
 		char key[64];
-		quote_word(b, (int)(ke - b), key, sizeof key);
+		st_quote_snippet(b, (size_t)(ke - b), key, sizeof key);
 		word w[16];
 		int n = split_words(eq + 1, stop, (int)(eq + 1 - line) + 1, w, 16);
 		if (n == 16) {

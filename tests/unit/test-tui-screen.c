@@ -477,3 +477,29 @@ Test(tui_screen, random_drawing_keeps_cells_sound)
 	}
 	st_screen_free(s);
 }
+
+Test(tui_screen, quoted_snippets_are_printable_and_cut_between_characters)
+{
+	char q[64];
+	st_quote_snippet("a\x01" "b\xff" "c", 5, q, sizeof q);
+	cr_assert_str_eq(q, "a?b?c");
+	st_quote_snippet("3×3 形", strlen("3×3 形"), q, sizeof q);
+	cr_assert_str_eq(q, "3×3 形");
+	/* 39 ASCII bytes and a 2-byte character: the character would end past
+	 * byte 40, so the cut comes before it. */
+	char long_text[64];
+	memset(long_text, 'x', 39);
+	memcpy(long_text + 39, "×yz", 4);
+	st_quote_snippet(long_text, 43, q, sizeof q);
+	cr_assert_eq(strlen(q), 42);
+	cr_assert_str_eq(q + 39, "...");
+	/* A small buffer is never overrun. */
+	char tiny[8];
+	st_quote_snippet("abcdefghijkl", 12, tiny, sizeof tiny);
+	cr_assert_str_eq(tiny, "abcd...");
+	int len;
+	cr_assert_eq(st_utf8_decode((const unsigned char *)"\xe5\xbd\xa2", 2, &len), -1, "cut short");
+	cr_assert_eq(st_utf8_decode((const unsigned char *)"\xe5\xbd\xa2", 3, &len), 0x5f62);
+	cr_assert_eq(len, 3);
+	cr_assert_eq(st_utf8_decode((const unsigned char *)"\xc0\x80", 2, &len), -1, "overlong");
+}
