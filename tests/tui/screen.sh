@@ -121,6 +121,16 @@ start 100 30 sh -c 'exec "$0" "$@" 2>"$ERR"' "$STRATA" --colors 12 "$m"
 wait_exit 2
 file_has "$ERR" "--colors takes 0, 8, 16, 256 or truecolor, not '12'"
 
+# Other terminals: the Linux console and screen (8 colours), xterm, and a
+# vt100 without colour (reverse video marks the bars).
+for term in linux screen xterm vt100; do
+	start 100 30 env TERM=$term "$STRATA" "$m"
+	wait_for "EDIT ─ 10 layers"
+	wait_for "4 Type check"
+	keys q
+	wait_exit 0
+done
+
 # ---- the user's key map ----
 cat >"$XDG_CONFIG_HOME/strata/keys.conf" <<'KEYS'
 # save with Ctrl-W as well as Ctrl-S
