@@ -64,6 +64,7 @@ st_app_focus_layer(st_app *app, const st_layer *l)
 	app->canvas.cursor = l;
 	app->canvas.terminal = -1;
 	app->multi_select = false;
+	app->params.editing = false;
 	free(app->canvas.selected);
 	app->canvas.selected = NULL;
 	app->canvas.n_selected = 0;
@@ -165,6 +166,27 @@ st_app_disk_changed(st_app *app)
 	       (unsigned long long)st.st_ino != app->disk_ino;
 }
 
+static void start_journal(st_app *app);
+
+/* After "save as": the journal and its lock follow the model to its new
+ * file, and the session is read-only only if another Strata has that one. */
+static void
+follow_path(st_app *app)
+{
+	if (app->journal != NULL)
+		st_journal_close(app->journal, true); /* this session's edits are saved */
+	long other = 0;
+	char err[512];
+	app->journal = st_journal_open(app->path, &other, err, sizeof err);
+	app->journal_started = false;
+	app->read_only = app->journal == NULL && other != 0;
+	if (app->journal != NULL)
+		start_journal(app);
+	else if (!app->read_only)
+		st_app_message(app, ST_SEVERITY_WARNING, "no journal, so a crash would lose edits: %s", err);
+	st_session_set_journal(app->session, app->journal);
+}
+
 static int
 save_now(st_app *app, const char *path)
 {
@@ -179,12 +201,14 @@ save_now(st_app *app, const char *path)
 		st_app_message(app, ST_SEVERITY_ERROR, "not saved: %s", err);
 		return -1;
 	}
-	if (path != NULL) {
+	if (path != NULL && (app->path == NULL || strcmp(path, app->path) != 0)) {
 		free(app->path);
 		app->path = st_xstrdup(path);
+		follow_path(app);
 	}
 	remember_disk(app);
-	st_app_message(app, ST_SEVERITY_INFO, "saved %s", app->path);
+	st_app_message(app, ST_SEVERITY_INFO, "saved %s%s", app->path,
+	               app->read_only ? " (another Strata has it open too: read-only here)" : "");
 	return 0;
 }
 
@@ -245,8 +269,7 @@ reload(st_app *app)
 	app->session = st_session_new(g, app->path);
 	st_session_set_print(app->session, print_message, app);
 	if (app->journal != NULL) {
-		char err[256];
-		st_journal_start(app->journal, err, sizeof err);
+		start_journal(app);
 		st_session_set_journal(app->session, app->journal);
 	}
 	app->canvas.n_selected = 0;
@@ -266,27 +289,35 @@ reload(st_app *app)
 static void
 overwrite_answer(st_app *app, char choice, void *arg)
 {
-	(void)arg;
-	if (choice == 'o')
-		save_now(app, NULL);
-	else if (choice == 'r')
+	bool then_quit = arg != NULL;
+	if (choice == 'o') {
+		if (save_now(app, NULL) == 0 && then_quit)
+			app->quit = true;
+	} else if (choice == 'r')
 		reload(app);
 	else
 		st_app_message(app, ST_SEVERITY_INFO, "not saved; :w FILE saves this version under another name");
 }
 
-/* Saves, first asking when someone else changed the file since. */
+/* Saves, first asking when someone else changed the file since (1: asked;
+ * with then_quit, overwriting also quits). */
 static int
-save(st_app *app, const char *path)
+save_then(st_app *app, const char *path, bool then_quit)
 {
 	if (path == NULL && st_app_disk_changed(app)) {
 		static const char *const labels[] = { "overwrite it with this version",
 			                              "reload theirs, dropping these edits", "cancel" };
 		st_app_confirm(app, "The model changed on disk since it was opened. Overwrite it with this version?",
-		               "orc", labels, overwrite_answer, NULL);
+		               "orc", labels, overwrite_answer, then_quit ? app : NULL);
 		return 1;
 	}
 	return save_now(app, path);
+}
+
+static int
+save(st_app *app, const char *path)
+{
+	return save_then(app, path, false);
 }
 
 static void
@@ -294,7 +325,7 @@ quit_answer(st_app *app, char choice, void *arg)
 {
 	(void)arg;
 	if (choice == 'y') {
-		if (save(app, NULL) == 0)
+		if (save_then(app, NULL, true) == 0)
 			app->quit = true;
 	} else if (choice == 'n') {
 		/* Leaving without saving is a choice: the journal goes too. */
@@ -354,17 +385,17 @@ editor_command(st_app *app, int argc, char **argv, int *rc)
 {
 	const char *c = argv[0];
 	*rc = 0;
-	if (strcmp(c, "w") == 0 || strcmp(c, "write") == 0) {
+	if (strcmp(c, "w") == 0 || strcmp(c, "write") == 0 || strcmp(c, "save") == 0) {
 		*rc = save(app, argc > 1 ? argv[1] : NULL) < 0 ? -1 : 0;
 	} else if (strcmp(c, "q") == 0 || strcmp(c, "quit") == 0) {
 		quit(app, false);
 	} else if (strcmp(c, "q!") == 0) {
 		quit(app, true);
 	} else if (strcmp(c, "wq") == 0) {
-		if (save(app, NULL) == 0)
+		if (save_then(app, NULL, true) == 0)
 			app->quit = true;
 	} else if (strcmp(c, "x") == 0) {
-		if (!st_session_dirty(app->session) || save(app, NULL) == 0)
+		if (!st_session_dirty(app->session) || save_then(app, NULL, true) == 0)
 			app->quit = true;
 	} else if (strcmp(c, "e!") == 0) {
 		*rc = reload(app);
@@ -454,10 +485,19 @@ st_app_exec(st_app *app, int argc, char **argv)
 		st_app_message(app, ST_SEVERITY_ERROR, "%s: %s", argv[0], err);
 		return -1;
 	}
-	/* A layer that went away cannot stay under the cursor. */
+	/* A layer that went away (delete, undo of an add) cannot stay under
+	 * the cursor, in the selection or as the source of a link being made:
+	 * the next edit may free it. */
 	st_graph *g = st_app_graph(app);
 	if (app->canvas.cursor != NULL && ((const st_layer *)app->canvas.cursor)->graph != g)
 		st_app_focus_layer(app, g->n_layers ? g->layers[g->n_layers - 1] : NULL);
+	if (app->canvas.connect_from != NULL && app->canvas.connect_from->graph != g) {
+		app->canvas.connect_from = NULL;
+		app->canvas.connect_output = -1;
+		app->canvas.terminal = -1;
+	}
+	if (app->drag_hit.layer != NULL && app->drag_hit.layer->graph != g)
+		app->drag_hit = (st_canvas_hit){ NULL, -1, -1 };
 	int keep = 0;
 	for (int i = 0; i < app->canvas.n_selected; i++) {
 		if (app->canvas.selected[i]->graph == g)
@@ -492,13 +532,32 @@ st_app_exec_words(st_app *app, char **argv, int argc)
 
 /* ---- start and end ---- */
 
+/* From here on the journal holds this session's edits (and what an
+ * earlier one left is gone). */
+static void
+start_journal(st_app *app)
+{
+	if (app->journal == NULL)
+		return;
+	char err[256];
+	if (st_journal_start(app->journal, err, sizeof err) != 0)
+		st_app_message(app, ST_SEVERITY_WARNING, "the journal cannot be written, so a crash would lose "
+		                                         "edits: %s", err);
+	app->journal_started = true;
+}
+
 static void
 restore_answer(st_app *app, char choice, void *arg)
 {
 	char *script = arg;
-	char err[256];
-	if (app->journal != NULL)
-		st_journal_start(app->journal, err, sizeof err);
+	app->pending_script = NULL;
+	if (choice == 'q') {
+		/* Nothing decided: the edits wait in the journal for the next start. */
+		free(script);
+		app->quit = true;
+		return;
+	}
+	start_journal(app);
 	if (choice == 'r') {
 		st_diag d;
 		st_diag_init(&d);
@@ -606,12 +665,14 @@ st_app_new(const st_tui_options *opt, st_diag *d)
 				                       "Restore them?",
 				                       pending_n, pending_n == 1 ? "" : "s",
 				                       changed ? " (the file has changed on disk since)" : "");
-				static const char *const labels[] = { "restore", "discard" };
-				st_app_confirm(app, q, "rd", labels, restore_answer, pending);
+				/* Esc takes the last choice: the one that loses nothing. */
+				static const char *const labels[] = { "restore", "discard",
+					                              "quit, keeping them for the next start" };
+				app->pending_script = pending;
+				st_app_confirm(app, q, "rdq", labels, restore_answer, pending);
 				free(q);
 			} else {
-				char e2[256];
-				st_journal_start(app->journal, e2, sizeof e2);
+				start_journal(app);
 			}
 		}
 	}
@@ -623,9 +684,11 @@ st_app_free(st_app *app)
 {
 	if (app == NULL)
 		return;
-	/* A clean end: nothing to restore next time unless edits were left unsaved. */
+	/* A clean end: nothing to restore next time unless edits were left
+	 * unsaved, or an earlier session's are still waiting for an answer. */
 	if (app->journal != NULL)
-		st_journal_close(app->journal, !st_session_dirty(app->session));
+		st_journal_close(app->journal, app->journal_started && !st_session_dirty(app->session));
+	free(app->pending_script);
 	st_app_pick_close(app);
 	st_session_free(app->session);
 	st_registry_free(app->registry);
@@ -636,6 +699,7 @@ st_app_free(st_app *app)
 	st_field_free(&app->command);
 	st_field_free(&app->prompt);
 	st_field_free(&app->palette.filter);
+	st_palette_unfold(app);
 	st_field_free(&app->params.edit);
 	free(app->canvas.selected);
 	free(app->docs_text);

@@ -57,6 +57,8 @@ struct st_app {
 	st_session *session;
 	char *path;               /* the model file */
 	st_journal *journal;      /* NULL when read-only or unavailable */
+	bool journal_started;     /* it holds this session's edits (else an earlier one's) */
+	char *pending_script;     /* an earlier session's edits while the question is open */
 	bool read_only;
 	long long disk_mtime, disk_size; /* the file as last read or written (ns, bytes) */
 	unsigned long long disk_ino;
@@ -78,7 +80,8 @@ struct st_app {
 		bool typing;           /* the filter takes the keys */
 		int row, top;          /* the highlighted entry and the first shown */
 		int group;             /* 0 category, 1 name, 2 collection */
-		bool collapsed[64];    /* per category */
+		char **collapsed;      /* names of the folded groups (owned) */
+		int n_collapsed;
 	} palette;
 	struct {
 		int row, top;
@@ -184,6 +187,8 @@ void st_field_draw(const st_field *f, st_screen *s, int x, int y, int w, const s
 
 void st_palette_draw(st_app *app, st_screen *s, st_rect r, bool focused);
 bool st_palette_key(st_app *app, const st_key *k);
+/* Opens every folded group of the palette (and frees what kept them). */
+void st_palette_unfold(st_app *app);
 void st_params_draw(st_app *app, st_screen *s, st_rect r, bool focused);
 bool st_params_key(st_app *app, const st_key *k);
 void st_check_draw(st_app *app, st_screen *s, st_rect r, bool focused);

@@ -325,6 +325,11 @@ st_app_key(st_app *app, const st_key *k)
 		st_overlay_key(app, k);
 		return;
 	}
+	/* A drag begun on the canvas ends there, wherever the pointer is. */
+	if (app->dragging && (k->kind == ST_KEY_MOUSE_DRAG || k->kind == ST_KEY_MOUSE_RELEASE)) {
+		st_canvas_key(app, k);
+		return;
+	}
 	if (k->kind != ST_KEY_KEY && k->kind != ST_KEY_PASTE) {
 		int p = panel_at(app, k->x, k->y);
 		if (p < 0)
@@ -370,6 +375,9 @@ st_app_key(st_app *app, const st_key *k)
 		used = global_key(app, k);
 	if (!used)
 		st_menu_mnemonic(app, k);
+	/* A value half typed never lands on whatever the form shows later. */
+	if (app->focus != ST_PANEL_PARAMS)
+		app->params.editing = false;
 }
 
 /* ---- input ---- */
@@ -511,6 +519,7 @@ st_tui_main(const st_tui_options *opt)
 	app->screen->ascii = ascii;
 	app->redraw_all = true;
 
+	int input_failed = tk == NULL ? (errno ? errno : EINVAL) : 0;
 	bool pasting = false;
 	st_buf paste;
 	st_buf_init(&paste);
@@ -543,8 +552,10 @@ st_tui_main(const st_tui_options *opt)
 			timeout = termkey_get_waittime(tk);
 		if (res == TERMKEY_RES_NONE || res == TERMKEY_RES_AGAIN) {
 			int n = poll(fds, 2, timeout);
-			if (n < 0 && errno != EINTR)
+			if (n < 0 && errno != EINTR) {
+				input_failed = errno;
 				break;
+			}
 			if (fds[1].revents & POLLIN) {
 				char buf[32];
 				while (read(wake_pipe[0], buf, sizeof buf) > 0)
@@ -598,15 +609,20 @@ st_tui_main(const st_tui_options *opt)
 	st_diag_print(&d, stderr);
 	st_diag_free(&d);
 	int status = 0;
-	if (got_hangup) {
+	if (input_failed) {
+		fprintf(stderr, "strata: cannot read the keyboard: %s\n", strerror(input_failed));
+		status = tk == NULL ? 2 : 1;
+	} else if (got_hangup) {
 		/* As a shell reports a signal's end: 128 + its number; 1 for lost input. */
 		status = got_signal ? 128 + got_signal : 1;
 		const char *why = got_signal == SIGTERM ? "strata: ended by SIGTERM"
 		                  : got_signal == SIGINT ? "strata: interrupted"
 		                                          : "strata: the terminal went away";
-		if (st_session_dirty(app->session))
+		if (st_session_dirty(app->session) && app->journal != NULL)
 			fprintf(stderr, "%s; the unsaved edits are in the journal and will be offered when %s is opened again\n",
 			        why, app->path ? app->path : "the model");
+		else if (st_session_dirty(app->session))
+			fprintf(stderr, "%s; the unsaved edits are lost (this session had no journal)\n", why);
 		else
 			fprintf(stderr, "%s\n", why);
 	}

@@ -64,6 +64,42 @@ compare_types(const void *a, const void *b)
 }
 
 /* The rows shown now; caller frees. */
+/* Folded groups are kept by name, so folding one never moves another. */
+static bool
+is_collapsed(const st_app *app, const char *group)
+{
+	for (int i = 0; i < app->palette.n_collapsed; i++) {
+		if (strcmp(app->palette.collapsed[i], group) == 0)
+			return true;
+	}
+	return false;
+}
+
+static void
+toggle_collapsed(st_app *app, const char *group)
+{
+	for (int i = 0; i < app->palette.n_collapsed; i++) {
+		if (strcmp(app->palette.collapsed[i], group) == 0) {
+			free(app->palette.collapsed[i]);
+			app->palette.collapsed[i] = app->palette.collapsed[--app->palette.n_collapsed];
+			return;
+		}
+	}
+	app->palette.collapsed = st_xreallocarray(app->palette.collapsed, (size_t)app->palette.n_collapsed + 1,
+	                                          sizeof *app->palette.collapsed);
+	app->palette.collapsed[app->palette.n_collapsed++] = st_xstrdup(group);
+}
+
+void
+st_palette_unfold(st_app *app)
+{
+	for (int i = 0; i < app->palette.n_collapsed; i++)
+		free(app->palette.collapsed[i]);
+	free(app->palette.collapsed);
+	app->palette.collapsed = NULL;
+	app->palette.n_collapsed = 0;
+}
+
 static row *
 rows(const st_app *app, int *count)
 {
@@ -95,8 +131,7 @@ rows(const st_app *app, int *count)
 		if (seen)
 			continue;
 		out[n++].heading = g;
-		int heading = n - 1;
-		bool collapsed = heading < 64 && app->palette.collapsed[heading % 64];
+		bool collapsed = is_collapsed(app, g);
 		for (int j = 0; j < r->n_types && !collapsed; j++) {
 			if (strcmp(group_of(app, r->types[j]), g) == 0)
 				out[n++].type = r->types[j];
@@ -131,7 +166,7 @@ st_palette_draw(st_app *app, st_screen *s, st_rect r, bool focused)
 		                                        : st_app_style(app, list[i].heading ? ST_ROLE_TITLE : ST_ROLE_TEXT);
 		st_screen_fill(s, (st_rect){ r.x, y, r.w, 1 }, " ", style);
 		if (list[i].heading) {
-			bool collapsed = app->palette.collapsed[i % 64];
+			bool collapsed = is_collapsed(app, list[i].heading);
 			int x = r.x + st_screen_glyph(s, r.x, y, collapsed ? ST_G_TRIANGLE_RIGHT : ST_G_TRIANGLE_DOWN, style);
 			st_screen_text_fit(s, x + 1, y, list[i].heading, style, r.w - (x + 1 - r.x));
 		} else {
@@ -208,11 +243,15 @@ st_palette_key(st_app *app, const st_key *k)
 			st_field_set(&app->palette.filter, "");
 		} else if (strcmp(k->name, "<Enter>") == 0) {
 			app->palette.typing = false;
-			/* Enter adds the highlighted type, or the only one left. */
-			if (here && here->type)
-				add_type(app, here->type);
-			else if (n > 0 && list[0].type)
-				add_type(app, list[0].type);
+			/* Enter adds the highlighted type, or the first one listed
+			 * (under the heading the highlight is on). */
+			const st_layer_type *t = here && here->type ? here->type : NULL;
+			for (int i = app->palette.row; i < n && t == NULL; i++)
+				t = list[i].type;
+			if (t != NULL)
+				add_type(app, t);
+			else
+				st_app_message(app, ST_SEVERITY_INFO, "no layer type to add: type part of its name");
 			st_field_set(&app->palette.filter, "");
 		} else if (strcmp(k->name, "<Up>") == 0 || strcmp(k->name, "<Down>") == 0) {
 			app->palette.row += k->name[1] == 'U' ? -1 : 1;
@@ -248,11 +287,11 @@ st_palette_key(st_app *app, const st_key *k)
 		if (here && here->type)
 			add_type(app, here->type);
 		else if (here && here->heading)
-			app->palette.collapsed[app->palette.row % 64] = !app->palette.collapsed[app->palette.row % 64];
+			toggle_collapsed(app, here->heading);
 	} else if (strcmp(name, "group") == 0) {
 		app->palette.group = (app->palette.group + 1) % 3;
 		app->palette.row = app->palette.top = 0;
-		memset(app->palette.collapsed, 0, sizeof app->palette.collapsed);
+		st_palette_unfold(app);
 		static const char *const groups[] = { "category", "name", "collection" };
 		st_app_message(app, ST_SEVERITY_INFO, "palette by %s", groups[app->palette.group]);
 	} else if (strcmp(name, "filter") == 0) {

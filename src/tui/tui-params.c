@@ -333,6 +333,7 @@ st_params_key(st_app *app, const st_key *k)
 		app->params.row = n - 1;
 	row *here = &rows[app->params.row];
 	if (k->kind == ST_KEY_MOUSE_PRESS) {
+		app->params.editing = false; /* a click elsewhere leaves the value as it was */
 		int i = app->params.top + k->y - (app->panel_rect[ST_PANEL_PARAMS].y + 2);
 		if (i >= 0 && i < n)
 			app->params.row = i;
@@ -369,6 +370,12 @@ st_params_key(st_app *app, const st_key *k)
 			st_buf_free(&value);
 			return true;
 		}
+		if (value.len >= sizeof app->params.edit.text) {
+			st_app_message(app, ST_SEVERITY_ERROR, "%s is too long to edit here: use the command line (:)",
+			               label);
+			st_buf_free(&value);
+			return true;
+		}
 		st_field_set(&app->params.edit, value.data && strcmp(value.data, "(differs)") != 0 ? value.data : "");
 		st_buf_free(&value);
 		app->params.editing = true;
@@ -385,6 +392,8 @@ st_params_key(st_app *app, const st_key *k)
 		}
 		if (here->kind == ROW_ACTIVATION)
 			apply(app, here, "none");
+		else if (here->kind != ROW_PARAM)
+			st_app_message(app, ST_SEVERITY_INFO, "no default to return to here: Enter edits the value");
 	} else {
 		return false;
 	}

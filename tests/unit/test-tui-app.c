@@ -927,3 +927,142 @@ Test(tui_app, enumerations_and_the_activation_are_picked_from_a_list)
 	cr_assert_null(layer(app, "conv1")->act.type_name, "none takes the activation away");
 	close_app(app);
 }
+
+/* ---- what a review found ---- */
+
+Test(tui_app, a_link_being_made_from_a_layer_that_goes_away_is_dropped)
+{
+	private_home();
+	char *model = model_path(NULL);
+	st_app *app = app_on(model, 120, 40);
+	free(model);
+	cr_assert_eq(st_app_command(app, "add input a"), 0);
+	cr_assert_eq(st_app_command(app, "add identity b"), 0);
+	cr_assert_eq(st_app_command(app, "add identity c"), 0);
+	st_app_command(app, "find c");
+	press(app, "c");
+	cr_assert_not_null(app->canvas.connect_from);
+	press(app, "u"); /* undoes the add of c, the source */
+	cr_assert_null(app->canvas.connect_from);
+	cr_assert_eq(app->canvas.connect_output, -1);
+	/* A new edit frees c; nothing may read it after. */
+	press(app, "J");
+	press(app, "<Tab>");
+	press(app, "<Enter>");
+	close_app(app);
+}
+
+Test(tui_app, folding_a_palette_group_leaves_the_others_as_they_were)
+{
+	st_app *app = open_cnn(120, 60);
+	press(app, "1");
+	/* Fold Shape, then Input/Output above it: Shape stays folded. */
+	st_app_draw(app);
+	for (int i = 0; i < 40; i++) {
+		char *p = panel(app, ST_PANEL_PALETTE);
+		char *line = st_screen_row_text(app->screen, app->panel_rect[ST_PANEL_PALETTE].x + 1,
+		                                app->panel_rect[ST_PANEL_PALETTE].y + 1 + app->palette.row -
+		                                    app->palette.top,
+		                                20);
+		bool on_shape = strstr(line, "Shape") != NULL;
+		free(line);
+		free(p);
+		if (on_shape)
+			break;
+		press(app, "j");
+		st_app_draw(app);
+	}
+	press(app, "<Enter>");
+	press(app, "<Home>");
+	for (int i = 0; i < 40; i++)
+		press(app, "k");
+	press(app, "<Enter>");
+	st_app_draw(app);
+	char *p = panel(app, ST_PANEL_PALETTE);
+	assert_has(p, "▸ Input/Output");
+	assert_has(p, "▸ Shape");
+	assert_lacks(p, "concatenation");
+	assert_has(p, "▾ Pooling");
+	free(p);
+	close_app(app);
+}
+
+Test(tui_app, save_by_its_long_name_and_save_as_keep_the_file_in_view)
+{
+	private_home();
+	char *model = model_path("cnn_classifier.strata.json");
+	st_app *app = app_on(model, 120, 40);
+	st_app_command(app, "set conv1 num_output 12");
+	cr_assert_eq(st_app_command(app, "save"), 0);
+	cr_assert(!st_app_disk_changed(app), "the editor's own save is not someone else's change");
+	cr_assert(!st_session_dirty(app->session));
+	char *other = st_xasprintf("%s/other.strata.json", test_dir);
+	st_app_command(app, "set conv1 num_output 14");
+	char *cmd = st_xasprintf("save %s", other);
+	cr_assert_eq(st_app_command(app, cmd), 0);
+	cr_assert_str_eq(app->path, other);
+	assert_frame_has(app, "other.strata.json");
+	cr_assert(!st_app_disk_changed(app));
+	cr_assert_not_null(app->journal, "the journal follows the model to its new file");
+	free(cmd);
+	free(other);
+	free(model);
+	close_app(app);
+}
+
+Test(tui_app, save_and_quit_over_a_changed_file_quits_once_overwritten)
+{
+	private_home();
+	char *model = model_path("cnn_classifier.strata.json");
+	st_app *app = app_on(model, 120, 40);
+	st_app_command(app, "set conv1 num_output 12");
+	char err[256];
+	char text[] = "{\"format\": \"strata-model\", \"version\": 1, \"layers\": []}\n";
+	cr_assert_eq(st_write_file_atomic(model, text, sizeof text - 1, err, sizeof err), 0, "%s", err);
+	st_app_command(app, "wq");
+	cr_assert_eq(app->overlay, ST_OVERLAY_CONFIRM);
+	cr_assert(!app->quit);
+	press(app, "o");
+	cr_assert(app->quit, "overwriting after :wq quits");
+	size_t len;
+	char *saved = st_read_file(model, &len);
+	assert_has(saved, "\"num_output\": 12");
+	free(saved);
+	free(model);
+	close_app(app);
+}
+
+Test(tui_app, the_restore_question_left_unanswered_keeps_the_edits)
+{
+	private_home();
+	char *model = model_path("cnn_classifier.strata.json");
+	/* A session that ends without saving (as SIGKILL would leave it). */
+	st_app *app = app_on(model, 120, 40);
+	st_app_command(app, "set conv1 num_output 12");
+	int n_pending = 0;
+	bool changed;
+	char *pending = st_journal_pending(model, &n_pending, &changed);
+	cr_assert_not_null(pending);
+	free(pending);
+	st_app_free(app);
+	/* The next one asks; Esc quits and keeps them; so does the end of the
+	 * session with the question still open. */
+	for (int round = 0; round < 2; round++) {
+		app = app_on(model, 120, 40);
+		cr_assert_eq(app->overlay, ST_OVERLAY_CONFIRM);
+		if (round == 0) {
+			press(app, "<Esc>");
+			cr_assert(app->quit);
+		}
+		st_app_free(app);
+		pending = st_journal_pending(model, &n_pending, &changed);
+		cr_assert_not_null(pending, "round %d lost the edits", round);
+		cr_assert_eq(n_pending, 1);
+		free(pending);
+	}
+	app = app_on(model, 120, 40);
+	press(app, "r");
+	cr_assert_eq(int_param(app, "conv1", "num_output"), 12);
+	free(model);
+	close_app(app);
+}
