@@ -593,24 +593,35 @@ find_param(st_layer *l, const char *name, char *err, size_t size)
 static int
 cmd_set(st_session *s, int argc, char **argv, char *err, size_t size)
 {
-	st_layer *l = find_layer(s, argv[1], err, size);
-	if (l == NULL)
-		return -1;
-	int idx = find_param(l, argv[2], err, size);
-	if (idx < 0)
-		return -1;
+	/* LAYER may be several, "a,b,c": one edit (and one undo) for all; on a
+	 * failure nothing is changed. */
 	char *text = join_args(argc, argv, 3);
-	st_value v;
-	char why[256];
-	int rc = st_value_from_text(&l->type->desc->params[idx], text, &v, why, sizeof why);
-	free(text);
-	if (rc != 0) {
-		snprintf(err, size, "layer '%s': parameter '%s' %s", l->name, argv[2], why);
-		return -1;
+	int rc = 0;
+	/* A loaded model may hold a name with a comma: it is one layer then. */
+	bool one = st_graph_find(s->graph, argv[1]) != NULL;
+	for (const char *p = argv[1]; rc == 0 && *p;) {
+		size_t n = one ? strlen(p) : strcspn(p, ",");
+		char *name = st_xstrndup(p, n);
+		p += n + (p[n] == ',');
+		st_layer *l = find_layer(s, name, err, size);
+		free(name);
+		int idx = l != NULL ? find_param(l, argv[2], err, size) : -1;
+		if (idx < 0) {
+			rc = -1;
+			break;
+		}
+		st_value v;
+		char why[256];
+		if (st_value_from_text(&l->type->desc->params[idx], text, &v, why, sizeof why) != 0) {
+			snprintf(err, size, "layer '%s': parameter '%s' %s", l->name, argv[2], why);
+			rc = -1;
+			break;
+		}
+		do_param(s, l, idx, &v, true);
+		st_value_clear(&v);
 	}
-	do_param(s, l, idx, &v, true);
-	st_value_clear(&v);
-	return 0;
+	free(text);
+	return rc;
 }
 
 static int
@@ -1018,7 +1029,7 @@ const st_command st_commands[] = {
 	{ "delete", "rm", "LAYER...", "delete layers and every link touching them", 1, -1, cmd_delete },
 	{ "connect", "c", "SRC[.OUT] DST[.IN]", "link output OUT of SRC (default 0) to input IN of DST (default: the first free one)", 2, 2, cmd_connect },
 	{ "disconnect", "dc", "DST[.IN]", "remove the link entering input IN of DST (all its inputs without .IN)", 1, 1, cmd_disconnect },
-	{ "set", NULL, "LAYER PARAM VALUE", "set a parameter: 32, 0.5, true, same, 3x3 or [3, 3]", 3, -1, cmd_set },
+	{ "set", NULL, "LAYER[,LAYER...] PARAM VALUE", "set a parameter (of several layers at once): 32, 0.5, true, same, 3x3 or [3, 3]", 3, -1, cmd_set },
 	{ "unset", NULL, "LAYER PARAM", "return a parameter to its default", 2, 2, cmd_unset },
 	{ "activation", "act", "LAYER TYPE [COEF=VALUE...]", "attach an activation (or 'none') with its coefficients", 2, -1, cmd_activation },
 	{ "duplicate", "dup", "LAYER [NAME] [X Y]", "add a copy of a layer with its parameters and activation, unlinked", 1, 4, cmd_duplicate },

@@ -218,6 +218,24 @@ apply(st_app *app, const row *r, const char *text)
 		char *argv[] = { (char *)"network", (char *)st_network_params[r->index].name, (char *)text };
 		return st_app_exec(app, 3, argv);
 	}
+	if (r->kind == ROW_PARAM && count > 0) {
+		/* Every selected layer in one "set a,b,c": one edit, one undo. */
+		st_buf names;
+		st_buf_init(&names);
+		bool plain = true;
+		for (int i = 0; i < count; i++) {
+			plain = plain && strchr(ls[i]->name, ',') == NULL;
+			st_buf_printf(&names, "%s%s", i ? "," : "", ls[i]->name);
+		}
+		if (plain) {
+			char *argv[] = { (char *)"set", names.data, (char *)ls[0]->type->desc->params[r->index].name,
+				         (char *)text };
+			rc = st_app_exec(app, 4, argv);
+			st_buf_free(&names);
+			return rc;
+		}
+		st_buf_free(&names);
+	}
 	for (int i = 0; i < count && rc == 0; i++) {
 		st_layer *l = ls[i];
 		if (r->kind == ROW_PARAM) {

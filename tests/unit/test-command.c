@@ -307,3 +307,29 @@ Test(command, duplicate_copies_parameters_and_takes_a_name_and_a_place)
 	cr_assert_eq(g->n_layers, n - 1);
 	st_session_free(s);
 }
+
+Test(command, set_takes_several_layers_as_one_edit)
+{
+	st_session *s = test_session("add input data 0 0; add convolution a; add convolution b; add convolution c;"
+	                             "connect data a; connect data b; connect data c");
+	st_graph *g = st_session_graph(s);
+	int depth = st_session_undo_depth(s);
+	cr_assert_eq(test_run(s, "set a,b,c num_output 24"), 0);
+	cr_assert_eq(st_session_undo_depth(s), depth + 1, "one edit");
+	const char *names[] = { "a", "b", "c" };
+	for (int i = 0; i < 3; i++) {
+		st_layer *l = st_graph_find(g, names[i]);
+		int p = st_params_find(l->type->desc->params, l->type->desc->n_params, "num_output");
+		cr_assert_eq(l->params.values[p].i, 24, "%s", names[i]);
+	}
+	/* One bad name or value changes nothing. */
+	cr_assert_eq(test_run(s, "set a,nope,c num_output 8"), -1);
+	cr_assert_eq(test_run(s, "set a,b num_output -1"), -1);
+	st_layer *a = st_graph_find(g, "a");
+	int p = st_params_find(a->type->desc->params, a->type->desc->n_params, "num_output");
+	cr_assert_eq(a->params.values[p].i, 24);
+	cr_assert_eq(st_session_undo(s), 0);
+	cr_assert_eq(st_graph_find(g, "c")->params.values[p].i, st_graph_find(g, "b")->params.values[p].i);
+	cr_assert_neq(a->params.values[p].i, 24, "one undo takes all three back");
+	st_session_free(s);
+}
