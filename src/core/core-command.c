@@ -590,38 +590,55 @@ find_param(st_layer *l, const char *name, char *err, size_t size)
 	return idx;
 }
 
+/* Splits LAYER[,LAYER...] (a name that exists as written is one layer, even
+ * with a comma) and runs one() on each, stopping at the first failure; the
+ * caller's transaction makes it all or nothing. */
+static int
+each_layer(st_session *s, const char *list, int argc, char **argv, char *err, size_t size,
+           int (*one)(st_session *, const char *, int, char **, char *, size_t))
+{
+	bool whole = st_graph_find(s->graph, list) != NULL;
+	for (const char *p = list; *p;) {
+		size_t n = whole ? strlen(p) : strcspn(p, ",");
+		char *name = st_xstrndup(p, n);
+		p += n + (p[n] == ',');
+		int rc = one(s, name, argc, argv, err, size);
+		free(name);
+		if (rc != 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+set_one(st_session *s, const char *name, int argc, char **argv, char *err, size_t size)
+{
+	st_layer *l = find_layer(s, name, err, size);
+	if (l == NULL)
+		return -1;
+	int idx = find_param(l, argv[2], err, size);
+	if (idx < 0)
+		return -1;
+	char *text = join_args(argc, argv, 3);
+	st_value v;
+	char why[256];
+	int rc = st_value_from_text(&l->type->desc->params[idx], text, &v, why, sizeof why);
+	free(text);
+	if (rc != 0) {
+		snprintf(err, size, "layer '%s': parameter '%s' %s", l->name, argv[2], why);
+		return -1;
+	}
+	do_param(s, l, idx, &v, true);
+	st_value_clear(&v);
+	return 0;
+}
+
+/* LAYER may be several, "a,b,c": one edit (and one undo) for all; on a
+ * failure nothing is changed. */
 static int
 cmd_set(st_session *s, int argc, char **argv, char *err, size_t size)
 {
-	/* LAYER may be several, "a,b,c": one edit (and one undo) for all; on a
-	 * failure nothing is changed. */
-	char *text = join_args(argc, argv, 3);
-	int rc = 0;
-	/* A loaded model may hold a name with a comma: it is one layer then. */
-	bool one = st_graph_find(s->graph, argv[1]) != NULL;
-	for (const char *p = argv[1]; rc == 0 && *p;) {
-		size_t n = one ? strlen(p) : strcspn(p, ",");
-		char *name = st_xstrndup(p, n);
-		p += n + (p[n] == ',');
-		st_layer *l = find_layer(s, name, err, size);
-		free(name);
-		int idx = l != NULL ? find_param(l, argv[2], err, size) : -1;
-		if (idx < 0) {
-			rc = -1;
-			break;
-		}
-		st_value v;
-		char why[256];
-		if (st_value_from_text(&l->type->desc->params[idx], text, &v, why, sizeof why) != 0) {
-			snprintf(err, size, "layer '%s': parameter '%s' %s", l->name, argv[2], why);
-			rc = -1;
-			break;
-		}
-		do_param(s, l, idx, &v, true);
-		st_value_clear(&v);
-	}
-	free(text);
-	return rc;
+	return each_layer(s, argv[1], argc, argv, err, size, set_one);
 }
 
 static int
@@ -639,9 +656,9 @@ cmd_unset(st_session *s, int argc, char **argv, char *err, size_t size)
 }
 
 static int
-cmd_activation(st_session *s, int argc, char **argv, char *err, size_t size)
+activation_one(st_session *s, const char *name, int argc, char **argv, char *err, size_t size)
 {
-	st_layer *l = find_layer(s, argv[1], err, size);
+	st_layer *l = find_layer(s, name, err, size);
 	if (l == NULL)
 		return -1;
 	op o = { .kind = OP_ACT, .layer = l };
@@ -718,6 +735,12 @@ fail:
 	act_clear(&o.act_before);
 	act_clear(&o.act_after);
 	return -1;
+}
+
+static int
+cmd_activation(st_session *s, int argc, char **argv, char *err, size_t size)
+{
+	return each_layer(s, argv[1], argc, argv, err, size, activation_one);
 }
 
 static int
@@ -1031,7 +1054,7 @@ const st_command st_commands[] = {
 	{ "disconnect", "dc", "DST[.IN]", "remove the link entering input IN of DST (all its inputs without .IN)", 1, 1, cmd_disconnect },
 	{ "set", NULL, "LAYER[,LAYER...] PARAM VALUE", "set a parameter (of several layers at once): 32, 0.5, true, same, 3x3 or [3, 3]", 3, -1, cmd_set },
 	{ "unset", NULL, "LAYER PARAM", "return a parameter to its default", 2, 2, cmd_unset },
-	{ "activation", "act", "LAYER TYPE [COEF=VALUE...]", "attach an activation (or 'none') with its coefficients", 2, -1, cmd_activation },
+	{ "activation", "act", "LAYER[,LAYER...] TYPE [COEF=VALUE...]", "attach an activation (or 'none') with its coefficients", 2, -1, cmd_activation },
 	{ "duplicate", "dup", "LAYER [NAME] [X Y]", "add a copy of a layer with its parameters and activation, unlinked", 1, 4, cmd_duplicate },
 	{ "rename", "mv", "LAYER NEW", "rename a layer; links follow it", 2, 2, cmd_rename },
 	{ "move", NULL, "LAYER X Y [LAYER X Y]...", "place layers on the canvas (several move as one edit)", 3, -1, cmd_move },

@@ -218,8 +218,9 @@ apply(st_app *app, const row *r, const char *text)
 		char *argv[] = { (char *)"network", (char *)st_network_params[r->index].name, (char *)text };
 		return st_app_exec(app, 3, argv);
 	}
-	if (r->kind == ROW_PARAM && count > 0) {
-		/* Every selected layer in one "set a,b,c": one edit, one undo. */
+	if ((r->kind == ROW_PARAM || r->kind == ROW_ACTIVATION) && count > 0) {
+		/* Every selected layer in one "set a,b,c ..." or "activation a,b,c
+		 * ...": one edit, one undo. */
 		st_buf names;
 		st_buf_init(&names);
 		bool plain = true;
@@ -227,14 +228,17 @@ apply(st_app *app, const row *r, const char *text)
 			plain = plain && strchr(ls[i]->name, ',') == NULL;
 			st_buf_printf(&names, "%s%s", i ? "," : "", ls[i]->name);
 		}
-		if (plain) {
+		if (plain && r->kind == ROW_PARAM) {
 			char *argv[] = { (char *)"set", names.data, (char *)ls[0]->type->desc->params[r->index].name,
 				         (char *)text };
 			rc = st_app_exec(app, 4, argv);
-			st_buf_free(&names);
-			return rc;
+		} else if (plain) {
+			char *argv[] = { (char *)"activation", names.data, (char *)(text[0] ? text : "none") };
+			rc = st_app_exec(app, 3, argv);
 		}
 		st_buf_free(&names);
+		if (plain)
+			return rc;
 	}
 	for (int i = 0; i < count && rc == 0; i++) {
 		st_layer *l = ls[i];

@@ -331,5 +331,13 @@ Test(command, set_takes_several_layers_as_one_edit)
 	cr_assert_eq(st_session_undo(s), 0);
 	cr_assert_eq(st_graph_find(g, "c")->params.values[p].i, st_graph_find(g, "b")->params.values[p].i);
 	cr_assert_neq(a->params.values[p].i, 24, "one undo takes all three back");
+	/* Activations likewise. */
+	depth = st_session_undo_depth(s);
+	cr_assert_eq(test_run(s, "activation a,b,c leaky_relu alpha=0.2"), 0);
+	cr_assert_eq(st_session_undo_depth(s), depth + 1);
+	cr_assert_str_eq(st_graph_find(g, "c")->act.type_name, "leaky_relu");
+	cr_assert_eq(test_run(s, "activation a,b nosuch"), -1);
+	cr_assert_eq(test_run(s, "activation a,b,c none"), 0);
+	cr_assert_null(st_graph_find(g, "b")->act.type_name);
 	st_session_free(s);
 }
