@@ -366,4 +366,19 @@ int64_t st_layout_crossings(const st_graph *g);
 /* Pairs of overlapping glyphs as placed now. */
 int64_t st_layout_overlaps(const st_graph *g);
 
+/* ---- tui-search.c: sorting and searching the canvas and layout share ---- */
+
+/* qsort, which also takes an empty (even null) array. */
+void st_sort(void *base, size_t n, size_t size, int (*compare)(const void *, const void *));
+int st_compare_int(const void *a, const void *b);
+/* The first index of sorted v[0..n) holding at least x (lower) or more than x (upper). */
+int st_lower_bound(const int *v, int n, int x);
+int st_upper_bound(const int *v, int n, int x);
+/* Sorts v[0..n) and drops repeats; returns how many are left. */
+int st_unique_sorted(int *v, int n);
+/* A Fenwick tree over n entries: tree holds n + 1 ints, zeroed to start.
+ * Adds d to entry i (0-based); the prefix is the sum of entries below i. */
+void st_fenwick_add(int *tree, int n, int i, int d);
+int64_t st_fenwick_prefix(const int *tree, int i);
+
 #endif

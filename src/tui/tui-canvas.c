@@ -22,14 +22,6 @@
 #define CLAIM_ROWS 64               /* rows per bucket of the index of long links' columns */
 #define CLAIM_BUCKETS 64            /* buckets one query or claim walks at most */
 
-/* qsort, which must not be handed a null array even when it is empty. */
-static void
-sort_items(void *base, size_t n, size_t size, int (*compare)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(base, n, size, compare);
-}
-
 /* ------------------------------------------------------------------------
  * One-line parameter summaries
  * ------------------------------------------------------------------------ */
@@ -699,7 +691,7 @@ route_simple(canvas_model *m, link_route *rt)
 	}
 	if (lo > hi)
 		return false;
-	sort_items(m->spans, (size_t)m->n_spans, sizeof *m->spans, compare_span);
+	st_sort(m->spans, (size_t)m->n_spans, sizeof *m->spans, compare_span);
 	int row = lo, k = 0;
 	for (; k < m->n_spans && row <= hi; k++) {
 		if (m->spans[k].a > row)
@@ -766,7 +758,7 @@ free_column(canvas_model *m, int y0, int y1, int skip_a, int skip_b, int64_t net
 		for (int i = 0; i < m->n_wide; i++)
 			claim_span(m, m->wide_claims[i], y0, y1, net);
 	}
-	sort_items(m->spans, (size_t)m->n_spans, sizeof *m->spans, compare_span);
+	st_sort(m->spans, (size_t)m->n_spans, sizeof *m->spans, compare_span);
 	/* Merge the runs that touch, then weigh the columns around them. */
 	int runs = 0;
 	for (int i = 0; i < m->n_spans; i++) {
@@ -969,7 +961,7 @@ assign_rows(canvas_model *m)
 			segs[n++] = (hseg){ rt->lo2, rt->hi2, min_int(rt->vx, rt->ix), max_int(rt->vx, rt->ix),
 			                    rt->vx, rt->ix, rt->net, i, 2, true, 0 };
 	}
-	sort_items(segs, (size_t)n, sizeof *segs, compare_hseg);
+	st_sort(segs, (size_t)n, sizeof *segs, compare_hseg);
 	row_table t = { 0 };
 	multimap_init(&t.rows);
 	int *order = st_xmalloc((size_t)(n + 1) * sizeof *order);
@@ -1174,57 +1166,6 @@ compare_event(const void *a, const void *b)
 	return (p->index > q->index) - (p->index < q->index);
 }
 
-static int
-compare_int(const void *a, const void *b)
-{
-	int p = *(const int *)a, q = *(const int *)b;
-	return (p > q) - (p < q);
-}
-
-/* The first index of sorted v[0..n) holding at least x (lower) or more than x (upper). */
-static int
-bsearch_lower(const int *v, int n, int x)
-{
-	int lo = 0, hi = n;
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int
-bsearch_upper(const int *v, int n, int x)
-{
-	int lo = 0, hi = n;
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (v[mid] <= x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int64_t
-fenwick_sum(const int *tree, int i)
-{
-	int64_t s = 0;
-	for (; i > 0; i -= i & -i)
-		s += tree[i];
-	return s;
-}
-
-static void
-fenwick_add(int *tree, int n, int i, int v)
-{
-	for (; i <= n; i += i & -i)
-		tree[i] += v;
-}
 
 static int
 compare_seg_net(const void *a, const void *b)
@@ -1244,12 +1185,7 @@ count_crossings(seg *hs, int nh, seg *vs, int nv)
 	int *rows = st_xmalloc((size_t)nh * sizeof *rows);
 	for (int i = 0; i < nh; i++)
 		rows[i] = hs[i].fixed;
-	sort_items(rows, (size_t)nh, sizeof *rows, compare_int);
-	int nr = 0;
-	for (int i = 0; i < nh; i++) {
-		if (nr == 0 || rows[nr - 1] != rows[i])
-			rows[nr++] = rows[i];
-	}
+	int nr = st_unique_sorted(rows, nh);
 	sweep_event *ev = st_xmalloc((size_t)(2 * nh + nv) * sizeof *ev);
 	int ne = 0;
 	for (int i = 0; i < nh; i++) {
@@ -1260,18 +1196,18 @@ count_crossings(seg *hs, int nh, seg *vs, int nv)
 	}
 	for (int i = 0; i < nv; i++)
 		ev[ne++] = (sweep_event){ vs[i].fixed, 1, i };
-	sort_items(ev, (size_t)ne, sizeof *ev, compare_event);
+	st_sort(ev, (size_t)ne, sizeof *ev, compare_event);
 	int *tree = st_xcalloc((size_t)nr + 1, sizeof *tree);
 	for (int i = 0; i < ne; i++) {
 		if (ev[i].kind == 1) {
 			const seg *v = &vs[ev[i].index];
 			/* Rows strictly between v->a and v->b. */
-			int lo = bsearch_upper(rows, nr, v->a), hi = bsearch_lower(rows, nr, v->b);
+			int lo = st_upper_bound(rows, nr, v->a), hi = st_lower_bound(rows, nr, v->b);
 			if (hi > lo)
-				total += fenwick_sum(tree, hi) - fenwick_sum(tree, lo);
+				total += st_fenwick_prefix(tree, hi) - st_fenwick_prefix(tree, lo);
 		} else {
-			int r = bsearch_lower(rows, nr, hs[ev[i].index].fixed) + 1;
-			fenwick_add(tree, nr, r, ev[i].kind == 0 ? 1 : -1);
+			int r = st_lower_bound(rows, nr, hs[ev[i].index].fixed);
+			st_fenwick_add(tree, nr, r, ev[i].kind == 0 ? 1 : -1);
 		}
 	}
 	free(tree);
@@ -1290,8 +1226,8 @@ st_layout_crossings(const st_graph *g)
 	route_segments(&m, &hs, &nh, &vs, &nv);
 	int64_t total = count_crossings(hs, nh, vs, nv);
 	/* The links of one output meet where they part: those meetings are not crossings. */
-	sort_items(hs, (size_t)nh, sizeof *hs, compare_seg_net);
-	sort_items(vs, (size_t)nv, sizeof *vs, compare_seg_net);
+	st_sort(hs, (size_t)nh, sizeof *hs, compare_seg_net);
+	st_sort(vs, (size_t)nv, sizeof *vs, compare_seg_net);
 	for (int i = 0, j = 0; i < nh;) {
 		int i1 = i;
 		while (i1 < nh && hs[i1].net == hs[i].net)
@@ -1533,7 +1469,7 @@ draw_shapes(frame *f)
 			continue;
 		refs[n++] = (net_ref){ rt->net, i };
 	}
-	sort_items(refs, (size_t)n, sizeof *refs, compare_net_ref);
+	st_sort(refs, (size_t)n, sizeof *refs, compare_net_ref);
 	st_style style = role_style(f, ST_ROLE_SHAPE);
 	for (int i = 0; i < n;) {
 		int j = i;

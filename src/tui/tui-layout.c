@@ -28,14 +28,6 @@
 #define WEIGHT_END 4
 #define WEIGHT_FREE 1         /* a node without neighbours stays where it is */
 
-/* qsort, which must not be handed a null array even when it is empty. */
-static void
-sort_items(void *base, size_t n, size_t size, int (*compare)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(base, n, size, compare);
-}
-
 /* An edge between adjacent ranks, from its upper node down to its lower one. */
 typedef struct ledge {
 	int up, down;
@@ -64,13 +56,6 @@ typedef struct link {
 	int out_off, in_off;
 	bool reversed;
 } link;
-
-static int
-compare_int(const void *a, const void *b)
-{
-	int p = *(const int *)a, q = *(const int *)b;
-	return (p > q) - (p < q);
-}
 
 static void
 add_node(layout *L, int rank, int width)
@@ -280,7 +265,7 @@ make_edges(layout *L, const link *links, int n_links)
 		int down = links[i].reversed ? links[i].from : links[i].to;
 		refs[i] = (span_ref){ L->rank[down] - L->rank[up], i };
 	}
-	sort_items(refs, (size_t)n_links, sizeof *refs, compare_span_ref);
+	st_sort(refs, (size_t)n_links, sizeof *refs, compare_span_ref);
 	int64_t budget = 8 * (int64_t)L->n_real + 4096;
 	for (int k = 0; k < n_links; k++) {
 		const link *e = &links[refs[k].link];
@@ -503,7 +488,7 @@ rank_crossings(const layout *L, scratch *s, int r)
 			s->pairs[n++] = (key_pair){ edge_key(L, e->up, e->up_off), edge_key(L, v, e->down_off) };
 		}
 	}
-	sort_items(s->pairs, (size_t)n, sizeof *s->pairs, compare_key_pair);
+	st_sort(s->pairs, (size_t)n, sizeof *s->pairs, compare_key_pair);
 	for (int i = 0; i < n; i++)
 		s->keys[i] = s->pairs[i].down;
 	return inversions(s->keys, s->tmp, n);
@@ -586,7 +571,7 @@ median_sort(layout *L, scratch *s, int r, bool up, bool flip_ties)
 		else
 			items[m++] = (sort_item){ med, flip_ties ? -k : k, v };
 	}
-	sort_items(items, (size_t)m, sizeof *items, compare_sort_item);
+	st_sort(items, (size_t)m, sizeof *items, compare_sort_item);
 	for (int k = 0, j = 0; k < n; k++) {
 		if (!fixed[k])
 			L->order[a + k] = items[j++].node;
@@ -700,7 +685,7 @@ compare_target(const void *a, const void *b)
 static int64_t
 weighted_median(target *t, int n)
 {
-	sort_items(t, (size_t)n, sizeof *t, compare_target);
+	st_sort(t, (size_t)n, sizeof *t, compare_target);
 	int64_t total = 0, seen = 0;
 	for (int i = 0; i < n; i++)
 		total += t[i].weight;
@@ -924,48 +909,6 @@ compare_box_event(const void *a, const void *b)
 	return (p->index > q->index) - (p->index < q->index);
 }
 
-static int
-lower_index(const int *v, int n, int x)
-{
-	int lo = 0, hi = n;
-	while (lo < hi) {
-		int mid = lo + (hi - lo) / 2;
-		if (v[mid] < x)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-static int
-unique_sorted(int *v, int n)
-{
-	sort_items(v, (size_t)n, sizeof *v, compare_int);
-	int m = 0;
-	for (int i = 0; i < n; i++) {
-		if (m == 0 || v[m - 1] != v[i])
-			v[m++] = v[i];
-	}
-	return m;
-}
-
-static void
-tree_add(int *tree, int n, int i, int d)
-{
-	for (i++; i <= n; i += i & -i)
-		tree[i] += d;
-}
-
-/* Entries at indices below i. */
-static int64_t
-tree_prefix(const int *tree, int i)
-{
-	int64_t s = 0;
-	for (; i > 0; i -= i & -i)
-		s += tree[i];
-	return s;
-}
 
 int64_t
 st_layout_overlaps(const st_graph *g)
@@ -983,27 +926,27 @@ st_layout_overlaps(const st_graph *g)
 		ev[2 * i] = (box_event){ r[i].x, 1, i };
 		ev[2 * i + 1] = (box_event){ r[i].x + r[i].w, 0, i };
 	}
-	int nt = unique_sorted(tops, n), ne = unique_sorted(ends, n);
+	int nt = st_unique_sorted(tops, n), ne = st_unique_sorted(ends, n);
 	int *top_tree = st_xcalloc((size_t)nt + 1, sizeof *top_tree);
 	int *end_tree = st_xcalloc((size_t)ne + 1, sizeof *end_tree);
-	sort_items(ev, (size_t)(2 * n), sizeof *ev, compare_box_event);
+	st_sort(ev, (size_t)(2 * n), sizeof *ev, compare_box_event);
 	int64_t overlaps = 0, active = 0;
 	for (int k = 0; k < 2 * n; k++) {
 		const st_rect *b = &r[ev[k].index];
-		int ti = lower_index(tops, nt, b->y), ei = lower_index(ends, ne, b->y + b->h);
+		int ti = st_lower_bound(tops, nt, b->y), ei = st_lower_bound(ends, ne, b->y + b->h);
 		if (ev[k].kind == 0) {
-			tree_add(top_tree, nt, ti, -1);
-			tree_add(end_tree, ne, ei, -1);
+			st_fenwick_add(top_tree, nt, ti, -1);
+			st_fenwick_add(end_tree, ne, ei, -1);
 			active--;
 			continue;
 		}
 		/* Active glyphs that neither end at or above this one's first row
 		 * nor start at or below its end. */
-		int64_t ended = tree_prefix(end_tree, lower_index(ends, ne, b->y + 1));
-		int64_t later = active - tree_prefix(top_tree, lower_index(tops, nt, b->y + b->h));
+		int64_t ended = st_fenwick_prefix(end_tree, st_lower_bound(ends, ne, b->y + 1));
+		int64_t later = active - st_fenwick_prefix(top_tree, st_lower_bound(tops, nt, b->y + b->h));
 		overlaps += active - ended - later;
-		tree_add(top_tree, nt, ti, 1);
-		tree_add(end_tree, ne, ei, 1);
+		st_fenwick_add(top_tree, nt, ti, 1);
+		st_fenwick_add(end_tree, ne, ei, 1);
 		active++;
 	}
 	free(r);

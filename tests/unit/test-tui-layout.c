@@ -314,3 +314,36 @@ Test(tui_layout, overlaps_count_pairs)
 	cr_assert_eq(st_layout_overlaps(g), 0);
 	st_session_free(s);
 }
+
+Test(tui_layout, search_helpers_agree_with_a_plain_scan)
+{
+	int v[] = { 7, 3, 3, 9, 1, 7, 7 };
+	int n = st_unique_sorted(v, 7);
+	cr_assert_eq(n, 4);
+	int want[] = { 1, 3, 7, 9 };
+	for (int i = 0; i < n; i++)
+		cr_assert_eq(v[i], want[i]);
+	for (int x = 0; x <= 10; x++) {
+		int lower = 0, upper = 0;
+		while (lower < n && v[lower] < x)
+			lower++;
+		while (upper < n && v[upper] <= x)
+			upper++;
+		cr_assert_eq(st_lower_bound(v, n, x), lower, "x=%d", x);
+		cr_assert_eq(st_upper_bound(v, n, x), upper, "x=%d", x);
+	}
+	/* Prefix sums after point updates, against a plain array. */
+	int tree[9] = { 0 }, plain[8] = { 0 };
+	int adds[][2] = { { 0, 2 }, { 7, 5 }, { 3, -1 }, { 3, 4 }, { 5, 1 } };
+	for (size_t k = 0; k < sizeof adds / sizeof adds[0]; k++) {
+		st_fenwick_add(tree, 8, adds[k][0], adds[k][1]);
+		plain[adds[k][0]] += adds[k][1];
+		int64_t sum = 0;
+		for (int i = 0; i <= 8; i++) {
+			cr_assert_eq(st_fenwick_prefix(tree, i), sum, "prefix %d after %zu adds", i, k + 1);
+			if (i < 8)
+				sum += plain[i];
+		}
+	}
+	st_sort(NULL, 0, sizeof(int), st_compare_int); /* an empty array is fine */
+}
