@@ -521,12 +521,36 @@ ctx_discard(st_plugin_ctx *ctx)
 	free(ctx->refusal);
 }
 
+static _Thread_local const st_plugin *running;
+
+const st_plugin *
+st_plugin_current(void)
+{
+	return running;
+}
+
+const st_plugin *
+st_plugin_enter(const st_plugin *p)
+{
+	const st_plugin *before = running;
+	running = p;
+	return before;
+}
+
+void
+st_plugin_leave(const st_plugin *previous)
+{
+	running = previous;
+}
+
 /* Runs an entry point and commits what it registered, or records why not. */
 static void
 run_entry(st_registry *r, st_plugin *p, st_plugin_entry_fn entry)
 {
 	st_plugin_ctx ctx = { .registry = r, .plugin = p };
+	const st_plugin *was = st_plugin_enter(p);
 	int rc = entry(&st_host, &ctx);
+	st_plugin_leave(was);
 	if (rc != 0 || !ctx.declared || ctx.refusal) {
 		if (ctx.refusal)
 			p->refusal = st_xstrdup(ctx.refusal);
@@ -593,6 +617,12 @@ st_plugin *
 st_registry_load_file(st_registry *r, const char *path)
 {
 	st_plugin *p = plugin_add(r, path);
+	if (is_disabled(r, path)) {
+		/* Named by its file: one that crashed before it could say its name. */
+		p->refusal = st_xstrdup("disabled in the settings (disabled_plugins in config.json)");
+		p->disabled = true;
+		return p;
+	}
 	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		const char *e = dlerror();
@@ -887,7 +917,9 @@ st_reshape_run(const st_layer_type *type, const char *layer_name, const st_value
 	st_buf_free(&missing);
 
 	if (rc == 0) {
+		const st_plugin *was = st_plugin_enter(type->plugin);
 		rc = d->reshape(r, &st_host) == 0 ? 0 : -1;
+		st_plugin_leave(was);
 		if (rc != 0 && !st.error)
 			state_add(&st, ST_SEVERITY_ERROR, st_xstrdup("its output shape cannot be computed"));
 	}

@@ -338,13 +338,21 @@ void st_registry_free(st_registry *r);
 /* Loads one plugin file. Refusals are recorded in the returned st_plugin
  * (owned by the registry), never fatal. */
 st_plugin *st_registry_load_file(st_registry *r, const char *path);
-/* Refuses plugins that declare this name when they are loaded later
- * (config.json's disabled_plugins); they stay listed, marked disabled. */
+/* Refuses plugins that declare this name, or load from this file, when
+ * they are loaded later (config.json's disabled_plugins); they stay listed,
+ * marked disabled. */
 void st_registry_disable(st_registry *r, const char *name);
 /* Loads every "*.so" plugin in dir, in name order. Returns how many files were tried. */
 int st_registry_load_dir(st_registry *r, const char *dir);
 /* Runs an entry point linked into the program (tests, fuzzers, static builds). */
 st_plugin *st_registry_load_builtin(st_registry *r, const char *origin, st_plugin_entry_fn entry);
+/* The plugin whose code this thread is running (its entry point, a reshape
+ * or a layer's run), or NULL: what a crash report names. Readable from a
+ * signal handler. st_plugin_enter marks p as running and returns what was;
+ * st_plugin_leave puts that back. */
+const st_plugin *st_plugin_current(void);
+const st_plugin *st_plugin_enter(const st_plugin *p);
+void st_plugin_leave(const st_plugin *previous);
 /* Loads from the search path: $STRATA_PLUGIN_PATH (colon-separated),
  * ~/.local/lib/strata/plugins, then the install directory (or the build tree
  * when the program runs from it). */

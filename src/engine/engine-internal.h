@@ -19,6 +19,7 @@ typedef struct plan_tensor {
 typedef struct layer_slot {
 	const st_layer *layer;
 	const st_impl_desc *impl;            /* NULL for inputs and outputs */
+	const st_plugin *impl_plugin;        /* whose impl is, for crash reports */
 	const st_activation_impl *act_impl;  /* NULL without an activation */
 	int n_outputs;
 	st_shape outputs[ST_MAX_OUTPUTS];    /* from the plan's own reshape */

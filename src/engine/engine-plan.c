@@ -602,6 +602,10 @@ st_plan_compile(const st_graph *g, const st_plan_options *opt, st_diag *d)
 			p->output_slots[p->n_outputs++] = i;
 		} else {
 			slot->impl = st_registry_find_impl(p->registry, l->type->desc->name, p->backend);
+			for (int k = 0; slot->impl != NULL && k < p->registry->n_impls; k++) {
+				if (p->registry->impls[k].desc == slot->impl)
+					slot->impl_plugin = p->registry->impls[k].plugin;
+			}
 			if (slot->impl == NULL) {
 				st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
 				            "layer '%s': no loaded plugin implements %s on the %s backend", l->name,

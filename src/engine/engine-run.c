@@ -330,7 +330,10 @@ st_plan_run(st_plan *p, st_diag *d)
 			break;
 		case ST_STEP_LAYER:
 			s->report.failed = false;
-			if (s->slot->impl->run(&s->L, &p->ctx) != 0) {
+			const st_plugin *was = st_plugin_enter(s->slot->impl_plugin);
+			int failed = s->slot->impl->run(&s->L, &p->ctx);
+			st_plugin_leave(was);
+			if (failed != 0) {
 				st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "layer '%s': %s", s->slot->layer->name,
 				            s->report.failed ? s->report.text : "its implementation failed");
 				return -1;

@@ -271,6 +271,9 @@ char *st_config_dir(void);
 char *st_config_read(const char *name, const char *what, char **path, size_t *len, st_diag *d, int *rc);
 /* $XDG_STATE_HOME/strata (or ~/.local/state/strata); caller frees. */
 char *st_state_dir(void);
+/* The path of NAME in that folder, which is created if need be; NULL when
+ * there is no home folder or it cannot be made. Caller frees. */
+char *st_state_file(const char *name);
 
 /* The actions of the application (tui-actions.c): the one table that key
  * bindings, the hint line, the help screen and menus come from. */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tui-app.h"
 
@@ -82,6 +83,23 @@ void
 st_app_confirm(st_app *app, const char *question, const char *choices, const char *const *labels,
                st_confirm_fn done, void *arg)
 {
+	if (app->overlay == ST_OVERLAY_CONFIRM) {
+		if (app->n_queued == 4) {
+			/* No room to wait: the choice that loses nothing. */
+			if (done)
+				done(app, choices[strlen(choices) - 1], arg);
+			return;
+		}
+		int q = app->n_queued++;
+		app->queued[q].question = st_xstrdup(question);
+		snprintf(app->queued[q].choices, sizeof app->queued[q].choices, "%s", choices);
+		for (int i = 0; i < 4; i++)
+			snprintf(app->queued[q].labels[i], sizeof app->queued[q].labels[i], "%s",
+			         labels && i < (int)strlen(choices) ? labels[i] : "");
+		app->queued[q].done = done;
+		app->queued[q].arg = arg;
+		return;
+	}
 	snprintf(app->confirm_question, sizeof app->confirm_question, "%s", question);
 	snprintf(app->confirm_choices, sizeof app->confirm_choices, "%s", choices);
 	for (int i = 0; i < 4; i++)
@@ -90,6 +108,28 @@ st_app_confirm(st_app *app, const char *question, const char *choices, const cha
 	app->confirm_done = done;
 	app->confirm_arg = arg;
 	app->overlay = ST_OVERLAY_CONFIRM;
+}
+
+void
+st_app_next_question(st_app *app)
+{
+	if (app->overlay != ST_OVERLAY_NONE || app->n_queued == 0 || app->quit)
+		return;
+	char *question = app->queued[0].question;
+	char copies[4][64];
+	const char *labels[4];
+	for (int i = 0; i < 4; i++) {
+		memcpy(copies[i], app->queued[0].labels[i], sizeof copies[i]);
+		labels[i] = copies[i];
+	}
+	char choices[16];
+	snprintf(choices, sizeof choices, "%s", app->queued[0].choices);
+	st_confirm_fn done = app->queued[0].done;
+	void *arg = app->queued[0].arg;
+	app->n_queued--;
+	memmove(&app->queued[0], &app->queued[1], sizeof app->queued[0] * (size_t)app->n_queued);
+	st_app_confirm(app, question, choices, labels, done, arg);
+	free(question);
 }
 
 void
@@ -592,6 +632,45 @@ lock_answer(st_app *app, char choice, void *arg)
 	}
 }
 
+/* What the crash handler of the last session left (tui-main.c): the
+ * plugin's name, its file and the signal, a line each; the report is
+ * removed once read. NULL when there is none. Caller frees. */
+static char *
+take_crash_report(void)
+{
+	char *path = st_state_file("crashed-plugin");
+	if (path == NULL)
+		return NULL;
+	char *text = st_read_file(path, NULL);
+	if (text != NULL)
+		unlink(path);
+	free(path);
+	if (text != NULL && (text[0] == '\0' || text[0] == '\n')) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+static void
+crash_answer(st_app *app, char choice, void *arg)
+{
+	(void)arg;
+	if (choice != 'd') {
+		st_app_message(app, ST_SEVERITY_INFO, "%s loads again from the next start", app->crashed_plugin);
+		return;
+	}
+	st_config *cfg = &app->config;
+	cfg->disabled_plugins = st_xreallocarray(cfg->disabled_plugins, (size_t)cfg->n_disabled_plugins + 1,
+	                                         sizeof *cfg->disabled_plugins);
+	cfg->disabled_plugins[cfg->n_disabled_plugins++] = st_xstrdup(app->crashed_plugin);
+	char err[256];
+	if (st_config_save(cfg, err, sizeof err) != 0)
+		st_app_message(app, ST_SEVERITY_ERROR, "%s", err);
+	else
+		st_app_message(app, ST_SEVERITY_INFO, "%s is disabled (F3 enables it again)", app->crashed_plugin);
+}
+
 st_app *
 st_app_new(const st_tui_options *opt, st_diag *d)
 {
@@ -610,10 +689,29 @@ st_app_new(const st_tui_options *opt, st_diag *d)
 	app->canvas.terminal = -1;
 	app->focus = ST_PANEL_CANVAS;
 
-	/* Plugins: the usual search path, extra folders, minus disabled ones. */
+	/* Plugins: the usual search path, extra folders, minus disabled ones,
+	 * and minus one that crashed the last session (the user decides below
+	 * whether for good). */
 	app->registry = st_registry_new();
 	for (int i = 0; i < app->config.n_disabled_plugins; i++)
 		st_registry_disable(app->registry, app->config.disabled_plugins[i]);
+	char *crashed = take_crash_report();
+	char *crashed_file = NULL, *crashed_signal = NULL;
+	if (crashed != NULL) {
+		/* The report: the plugin's name (or file), its file, the signal. */
+		crashed_file = strchr(crashed, '\n');
+		if (crashed_file != NULL) {
+			*crashed_file++ = '\0';
+			crashed_signal = strchr(crashed_file, '\n');
+			if (crashed_signal != NULL) {
+				*crashed_signal++ = '\0';
+				crashed_signal[strcspn(crashed_signal, "\n")] = '\0';
+			}
+		}
+		st_registry_disable(app->registry, crashed);
+		if (crashed_file != NULL && *crashed_file)
+			st_registry_disable(app->registry, crashed_file);
+	}
 	st_registry_load_default(app->registry);
 	for (int i = 0; i < app->config.n_plugin_paths; i++)
 		st_registry_load_dir(app->registry, app->config.plugin_paths[i]);
@@ -625,6 +723,7 @@ st_app_new(const st_tui_options *opt, st_diag *d)
 	if (exists) {
 		g = st_model_load(app->path, app->registry, d);
 		if (g == NULL) {
+			free(crashed);
 			st_app_free(app);
 			return NULL;
 		}
@@ -639,6 +738,18 @@ st_app_new(const st_tui_options *opt, st_diag *d)
 	app->canvas.cursor = g->n_layers ? g->layers[0] : NULL;
 	if (!exists && app->path)
 		st_app_message(app, ST_SEVERITY_INFO, "new model %s: a to add layers, :w to save", app->path);
+
+	if (crashed != NULL) {
+		char *q = st_xasprintf("The last session ended in a crash inside the plugin %s (%s, signal %s). "
+		                       "It is not loaded this time. Disable it for good?",
+		                       crashed, crashed_file ? crashed_file : "?",
+		                       crashed_signal && *crashed_signal ? crashed_signal : "?");
+		static const char *const labels[] = { "disable it (kept in config.json)", "load it again next time" };
+		app->crashed_plugin = st_xstrdup(crashed);
+		st_app_confirm(app, q, "dk", labels, crash_answer, NULL);
+		free(q);
+		free(crashed);
+	}
 
 	/* Another Strata with this model, or edits a crash left behind. */
 	if (app->path != NULL) {
@@ -689,6 +800,9 @@ st_app_free(st_app *app)
 	if (app->journal != NULL)
 		st_journal_close(app->journal, app->journal_started && !st_session_dirty(app->session));
 	free(app->pending_script);
+	free(app->crashed_plugin);
+	for (int i = 0; i < app->n_queued; i++)
+		free(app->queued[i].question);
 	st_app_pick_close(app);
 	st_session_free(app->session);
 	st_registry_free(app->registry);

@@ -59,6 +59,7 @@ struct st_app {
 	st_journal *journal;      /* NULL when read-only or unavailable */
 	bool journal_started;     /* it holds this session's edits (else an earlier one's) */
 	char *pending_script;     /* an earlier session's edits while the question is open */
+	char *crashed_plugin;     /* the plugin that crashed the last session, kept off in this one */
 	bool read_only;
 	long long disk_mtime, disk_size; /* the file as last read or written (ns, bytes) */
 	unsigned long long disk_ino;
@@ -101,9 +102,18 @@ struct st_app {
 	void *prompt_arg;
 	char confirm_question[320];
 	char confirm_choices[16];  /* letters, e.g. "ync" */
-	char confirm_labels[4][32];
+	char confirm_labels[4][64];
 	st_confirm_fn confirm_done;
 	void *confirm_arg;
+	/* Questions asked while another is open wait here, in order. */
+	struct {
+		char *question;
+		char choices[16];
+		char labels[4][64];
+		st_confirm_fn done;
+		void *arg;
+	} queued[4];
+	int n_queued;
 	int help_top;
 	int menu_index, menu_item;
 	int docs_top;
@@ -156,9 +166,14 @@ st_graph *st_app_graph(st_app *app);
 st_layer *st_app_current(st_app *app);
 /* Selects and reveals a layer on the canvas. */
 void st_app_focus_layer(st_app *app, const st_layer *l);
-/* Opens a question with lettered choices ("y" "n" ...), labels[i] for choices[i]. */
+/* Opens a question with lettered choices ("y" "n" ...), labels[i] for
+ * choices[i]; Esc takes the last one. While another question is open it
+ * waits its turn (up to four wait; a fifth is answered with its last
+ * choice at once). */
 void st_app_confirm(st_app *app, const char *question, const char *choices,
                     const char *const *labels, st_confirm_fn done, void *arg);
+/* Opens the question that waited longest, if any and none is open. */
+void st_app_next_question(st_app *app);
 /* Opens a one-line prompt with initial text. */
 void st_app_prompt(st_app *app, const char *question, const char *initial, st_prompt_fn done, void *arg);
 /* Opens a list of n items (copied) with item current highlighted; Enter

@@ -315,6 +315,20 @@ config_text(const st_config *cfg)
 	return st_buf_take(&b);
 }
 
+static int make_dirs(const char *path, char *err, size_t err_size);
+
+char *
+st_state_file(const char *name)
+{
+	char *dir = st_state_dir();
+	if (dir == NULL)
+		return NULL;
+	char err[256];
+	char *path = make_dirs(dir, err, sizeof err) == 0 ? st_xasprintf("%s/%s", dir, name) : NULL;
+	free(dir);
+	return path;
+}
+
 /* mkdir -p with mode 0700 for the folders it creates (the XDG rule). */
 static int
 make_dirs(const char *path, char *err, size_t err_size)

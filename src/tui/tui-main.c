@@ -41,13 +41,59 @@ on_signal(int sig)
 	errno = saved;
 }
 
-/* A crash must not leave the terminal unusable: restore it, then die as usual. */
+/* Where a crash inside a plugin is reported for the next start (made
+ * before any plugin runs: the handler may only write). */
+static char crash_file[4096];
+
+/* write(2) of a string, from a signal handler. */
+static void
+say(int fd, const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	ssize_t w = write(fd, s, n);
+	(void)w;
+}
+
+/* A crash must not leave the terminal unusable: restore it, then die as
+ * usual. Inside a plugin, name it, on the terminal and in a report the
+ * next start reads (tui-app.c) to keep the plugin off and ask. The journal
+ * needs nothing: every edit was on disk before the next began. */
 static void
 on_crash(int sig)
 {
 	ssize_t n = write(STDOUT_FILENO, MOUSE_OFF, sizeof MOUSE_OFF - 1);
 	(void)n;
 	st_term_close();
+	const st_plugin *p = st_plugin_current();
+	if (p != NULL) {
+		char num[16];
+		int i = (int)sizeof num - 1;
+		num[i] = '\0';
+		for (int v = sig; v > 0 || i == (int)sizeof num - 1; v /= 10)
+			num[--i] = (char)('0' + v % 10);
+		const char *name = p->name ? p->name : p->path;
+		say(STDERR_FILENO, "strata: the plugin ");
+		say(STDERR_FILENO, name);
+		say(STDERR_FILENO, " (");
+		say(STDERR_FILENO, p->path);
+		say(STDERR_FILENO, ") crashed with signal ");
+		say(STDERR_FILENO, num + i);
+		say(STDERR_FILENO, "; the edits are in the journal, and the next start offers to disable it\n");
+		if (crash_file[0]) {
+			int fd = open(crash_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			if (fd >= 0) {
+				say(fd, name);
+				say(fd, "\n");
+				say(fd, p->path);
+				say(fd, "\n");
+				say(fd, num + i);
+				say(fd, "\n");
+				close(fd);
+			}
+		}
+	}
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -63,13 +109,27 @@ install_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Before any plugin runs: loading them and checking the model does. */
+static void
+install_crash_handlers(void)
+{
+	char *report = st_state_file("crashed-plugin");
+	if (report != NULL && strlen(report) < sizeof crash_file)
+		memcpy(crash_file, report, strlen(report) + 1);
+	free(report);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
 	sa.sa_handler = on_crash;
 	sa.sa_flags = SA_RESETHAND;
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 	sigaction(SIGFPE, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
 	sigaction(SIGABRT, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 }
 
 /* ---- layout ---- */
@@ -453,6 +513,7 @@ st_tui_main(const st_tui_options *opt)
 		fprintf(stderr, "strata: the editor needs a terminal; for scripts use strata edit MODEL -c '...'\n");
 		return 2;
 	}
+	install_crash_handlers();
 	st_diag d;
 	st_diag_init(&d);
 	st_app *app = st_app_new(opt, &d);

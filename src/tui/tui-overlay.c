@@ -725,6 +725,7 @@ st_overlay_key(st_app *app, const st_key *k)
 			app->confirm_done = NULL;
 			if (done)
 				done(app, choice, app->confirm_arg);
+			st_app_next_question(app);
 		}
 		return true;
 	}

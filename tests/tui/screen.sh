@@ -31,9 +31,10 @@ wait_gone "EDIT ─"
 T resize-window -t t -x 140 -y 40
 wait_for "EDIT ─ 10 layers"
 wait_gone "Strata needs"
-# A storm of sizes, then a last one: the screen is whole and still answers.
+# A storm of 100 sizes (about a second through tmux), then a last one: the
+# screen is whole and the editor still answers.
 i=0
-while [ $i -lt 40 ]; do
+while [ $i -lt 100 ]; do
 	T resize-window -t t -x $((60 + i * 3 % 90)) -y $((16 + i * 7 % 30))
 	i=$((i + 1))
 done

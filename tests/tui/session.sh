@@ -117,8 +117,10 @@ keys l
 keys Space
 wait_for "2 selected"
 wait_for "2 convolution layers"
-keys Escape
-keys h
+# (Esc and a key sent together would read as Alt and the key.)
+keys /
+type_text conv_1
+keys Enter
 # Minimised, a glyph is its name alone; m again shows it whole.
 wait_count "8 k3" 2
 keys m

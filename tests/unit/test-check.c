@@ -209,3 +209,47 @@ Test(check, incremental_equals_full_over_random_edits)
 	}
 	st_session_free(s);
 }
+
+/* A plugin whose reshape returns nonsense is reported and its layer marked
+ * invalid, in process; layers below it wait for a valid input. */
+Test(check, a_plugin_that_reshapes_nonsense_is_reported_and_contained)
+{
+	st_registry *r = st_registry_new();
+	st_registry_load_default(r);
+	char *path = st_xasprintf("%s/hostile.so", getenv("TEST_PLUGIN_DIR"));
+	cr_assert(st_registry_load_file(r, path)->loaded);
+	free(path);
+	static const struct {
+		const char *type, *message;
+	} cases[] = {
+		{ "negative_dims", "the plugin computed an invalid shape for output 0" },
+		{ "huge_rank", "the plugin computed an invalid shape for output 0" },
+		{ "absurd_dims", "output 0 would hold more elements than memory can address" },
+		{ "many_outputs", "the plugin gave 1000 outputs (at most 1)" },
+		{ "many_weights", "the plugin gave -3 weights" },
+		{ "silent_failure", "its output shape cannot be computed" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		st_session *s = st_session_new(st_graph_new(r), NULL);
+		char *script = st_xasprintf("add input data; set data dims 3x8x8; add %s h; add identity after;"
+		                            "connect data h; connect h after",
+		                            cases[i].type);
+		cr_assert_eq(test_run(s, script), 0, "%s", script);
+		free(script);
+		st_graph *g = st_session_graph(s);
+		st_graph_check(g);
+		st_layer *h = st_graph_find(g, "h");
+		cr_assert(!h->outputs_known, "%s: the layer is invalid", cases[i].type);
+		cr_assert_eq(h->n_outputs, 0);
+		bool found = false;
+		for (int m = 0; m < h->n_messages; m++)
+			found |= h->messages[m].severity == ST_SEVERITY_ERROR &&
+			         strstr(h->messages[m].text, cases[i].message) != NULL;
+		cr_assert(found, "%s: no error '%s' (%d messages, first: %s)", cases[i].type, cases[i].message,
+		          h->n_messages, h->n_messages ? h->messages[0].text : "none");
+		cr_assert(g->errors >= 1);
+		cr_assert(!st_graph_find(g, "after")->outputs_known, "below it nothing is computed from nonsense");
+		st_session_free(s);
+	}
+	st_registry_free(r);
+}

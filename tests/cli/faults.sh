@@ -1,0 +1,70 @@
+#!/bin/sh
+# Saving where it cannot succeed: into a read-only folder and onto a full
+# file system. Strata says why, exits 2, and the file it had stays byte for
+# byte, with no temporary file left beside it. Root ignores a folder's mode,
+# so as root both cases use a small tmpfs; where that cannot be mounted the
+# case is skipped, saying why.
+. "$top_srcdir/tests/cli/lib.sh"
+# Whatever happens, nothing stays mounted.
+trap 'umount "$tmp/ro" "$tmp/full" 2>/dev/null; rm -rf "$tmp"' EXIT
+
+src="$top_srcdir/examples/cnn_classifier.strata.json"
+cp "$src" "$tmp/original.json"
+skipped=""
+ran=0
+
+# save_fails DIR WHY: an edit and a save of DIR/m.json fail with WHY, and
+# the folder holds exactly what it held before.
+save_fails() {
+	ls -a "$1" >"$tmp/before.ls"
+	expect 2 "$STRATA" edit "$1/m.json" -c 'set conv1 num_output 8; add identity extra; save'
+	has err "save: cannot"
+	has err "$2"
+	has err "the edits after the last 'save' were not saved"
+	same "$1/m.json" "$tmp/original.json"
+	ls -a "$1" >"$tmp/after.ls"
+	same "$tmp/after.ls" "$tmp/before.ls"
+	ran=$((ran + 1))
+}
+
+# ---- a read-only folder ----
+ro="$tmp/ro"
+mkdir -p "$ro"
+if [ "$(id -u)" -ne 0 ]; then
+	cp "$src" "$ro/m.json"
+	chmod a-w "$ro"
+	save_fails "$ro" "Permission denied"
+	chmod u+w "$ro"
+elif mount -t tmpfs -o size=1m tmpfs "$ro" 2>/dev/null; then
+	cp "$src" "$ro/m.json"
+	if mount -o remount,ro "$ro" 2>/dev/null; then
+		save_fails "$ro" "Read-only file system"
+	else
+		skipped="$skipped read-only (cannot remount a tmpfs read-only)"
+	fi
+	umount "$ro"
+else
+	skipped="$skipped read-only (root, and no tmpfs can be mounted here)"
+fi
+
+# ---- a full file system ----
+full="$tmp/full"
+mkdir -p "$full"
+if mount -t tmpfs -o size=64k tmpfs "$full" 2>/dev/null; then
+	cp "$src" "$full/m.json"
+	# Fill what is left; dd stops at the first failed write.
+	dd if=/dev/zero of="$full/filler" bs=1k count=1024 2>/dev/null
+	save_fails "$full" "No space left on device"
+	umount "$full"
+else
+	skipped="$skipped full (no tmpfs can be mounted here)"
+fi
+
+if [ -n "$skipped" ]; then
+	echo "skipped:$skipped"
+fi
+if [ "$ran" -eq 0 ]; then
+	echo "SKIP: neither case could be set up:$skipped"
+	exit 77
+fi
+finish
