@@ -259,18 +259,6 @@ parse_count(const char *text, const char *what, long lo, long hi, long *out)
 	return 0;
 }
 
-/* Resolves a path written in the model relative to the model's folder. */
-static char *
-relative_to_model(const char *model, const char *path)
-{
-	if (path[0] == '/')
-		return st_xstrdup(path);
-	const char *slash = strrchr(model, '/');
-	if (slash == NULL)
-		return st_xstrdup(path);
-	return st_xasprintf("%.*s/%s", (int)(slash - model), model, path);
-}
-
 int
 cli_cmd_run(const cli_args *a)
 {
@@ -365,8 +353,23 @@ cli_cmd_run(const cli_args *a)
 		char *dir = NULL;
 		if (cli_value(a, "weights"))
 			dir = st_xstrdup(cli_value(a, "weights"));
-		else if (g->network.values[ST_NET_WEIGHTS].s[0] != '\0')
-			dir = relative_to_model(path, g->network.values[ST_NET_WEIGHTS].s);
+		else if (g->network.values[ST_NET_WEIGHTS].s[0] != '\0') {
+			/* The model's own setting stays inside the model's folder unless
+			 * the user allows otherwise; --weights is the user's and is
+			 * taken as given. */
+			char why[512];
+			dir = st_model_path(path, g->network.values[ST_NET_WEIGHTS].s, cli_flag(a, "allow-outside-paths"),
+			                    why, sizeof why);
+			if (dir == NULL) {
+				fprintf(stderr,
+				        "strata run: %s: the weights folder %s; give one with --weights DIR, or allow "
+				        "it with --allow-outside-paths\n",
+				        path, why);
+				st_diag_free(&d);
+				rc = EXIT_USAGE;
+				goto out;
+			}
+		}
 		bound = st_plan_bind_weights(plan, dir, &d);
 		free(dir);
 	}

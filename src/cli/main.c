@@ -50,6 +50,8 @@ static const cli_option help_options[] = {
 
 static const cli_option run_options[] = {
 	{ "weights", 'w', "DIR", "weights folder (default: the model's 'weights' setting)", false },
+	{ "allow-outside-paths", 0, NULL, "let the model's own paths leave its folder (absolute, '..', links)",
+	  false },
 	{ "random-weights", 0, NULL, "use seeded random weights instead of files", false },
 	{ "input", 'i', "[NAME=]FILE", "data for an input layer: .npy, .png or .jpg", true },
 	{ "random-input", 0, NULL, "feed seeded random data to inputs given no file", false },

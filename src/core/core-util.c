@@ -584,3 +584,56 @@ st_now(void)
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+/* ---- paths written in models ---- */
+
+char *
+st_model_path(const char *model_path, const char *written, bool allow_outside, char *err, size_t err_size)
+{
+	if (written == NULL || written[0] == '\0') {
+		snprintf(err, err_size, "the path is empty");
+		return NULL;
+	}
+	if (written[0] == '/' && allow_outside)
+		return st_xstrdup(written);
+	if (written[0] == '/') {
+		snprintf(err, err_size, "'%s' is an absolute path, which a model may not use", written);
+		return NULL;
+	}
+	if (!allow_outside) {
+		for (const char *p = written; *p;) {
+			size_t n = strcspn(p, "/");
+			if (n == 2 && p[0] == '.' && p[1] == '.') {
+				snprintf(err, err_size, "'%s' climbs out of the model's folder with '..'", written);
+				return NULL;
+			}
+			p += n + (p[n] == '/');
+		}
+	}
+	const char *slash = strrchr(model_path, '/');
+	char *dir = slash != NULL ? st_xstrndup(model_path, (size_t)(slash - model_path)) : st_xstrdup(".");
+	if (dir[0] == '\0') {
+		free(dir);
+		dir = st_xstrdup("/");
+	}
+	char *path = st_xasprintf("%s/%s", dir, written);
+	if (!allow_outside) {
+		/* Where it exists, where it really is must be inside too. */
+		char *real_dir = realpath(dir, NULL), *real = realpath(path, NULL);
+		if (real_dir != NULL && real != NULL) {
+			size_t n = strlen(real_dir);
+			bool inside = strncmp(real, real_dir, n) == 0 &&
+			              (real[n] == '/' || real[n] == '\0' || (n == 1 && real_dir[0] == '/'));
+			if (!inside) {
+				snprintf(err, err_size, "'%s' leads out of the model's folder through a symbolic link (to %s)",
+				         written, real);
+				free(path);
+				path = NULL;
+			}
+		}
+		free(real_dir);
+		free(real);
+	}
+	free(dir);
+	return path;
+}

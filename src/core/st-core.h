@@ -264,6 +264,13 @@ void st_diag_print(const st_diag *d, FILE *out);
 bool st_is_identifier(const char *s);
 /* Why s is not a valid layer name, or NULL when it is one. */
 const char *st_name_problem(const char *s);
+/* A path written inside the model file at model_path (a weights folder, and
+ * later templates and network layers), resolved against the model's folder.
+ * Unless allow_outside, it may not leave that folder: not absolute, no ".."
+ * part, and (where it exists) no symbolic link leading out. Returns the
+ * path (caller frees), or NULL with the reason in err. */
+char *st_model_path(const char *model_path, const char *written, bool allow_outside, char *err,
+                    size_t err_size);
 /* Edit distance, for "did you mean" suggestions. */
 int st_edit_distance(const char *a, const char *b);
 /* Reads a whole file; caller frees. Returns NULL with errno set on failure. */
