@@ -36,6 +36,11 @@ keys q
 wait_exit 0
 file_has "$m" '"num_output": 20'
 file_has "$m" '"name": "features"'
+# Exactly the model that was on screen: the same two edits made headless
+# on the original and saved give the same bytes.
+cp "$tmp/original.json" "$tmp/reference.json"
+"$STRATA" edit "$tmp/reference.json" -c 'set conv1 num_output 20; rename conv2 features; save' >/dev/null
+same "$m" "$tmp/reference.json"
 
 # Discarded: the file stays as saved, and the next start asks nothing.
 cp "$m" "$tmp/saved.json"
