@@ -2,8 +2,10 @@
 #include "config.h"
 
 #include <cjson/cJSON.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -259,9 +261,47 @@ is_edit_option(const char *arg)
 	return false;
 }
 
+/* write(2) of a string, from a signal handler. */
+static void
+say(const char *s)
+{
+	size_t n = 0;
+	while (s[n])
+		n++;
+	ssize_t w = write(STDERR_FILENO, s, n);
+	(void)w;
+}
+
+/* A crash inside a plugin's code names the plugin, then ends as it would
+ * have (the editor installs its own handler, which also restores the
+ * terminal and remembers the plugin for the next start). */
+static void
+on_crash(int sig)
+{
+	const st_plugin *p = st_plugin_current();
+	if (p != NULL) {
+		say("strata: the plugin ");
+		say(p->name ? p->name : p->path);
+		say(" (");
+		say(p->path);
+		say(") crashed; 'strata plugins' shows where plugins are loaded from\n");
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 int
 main(int argc, char **argv)
 {
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_crash;
+	sa.sa_flags = SA_RESETHAND;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	sigaction(SIGFPE, &sa, NULL);
+	sigaction(SIGILL, &sa, NULL);
 	if (argc < 2) {
 		cli_print_usage(stderr);
 		return EXIT_USAGE;

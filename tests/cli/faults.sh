@@ -1,9 +1,10 @@
 #!/bin/sh
-# Saving where it cannot succeed: into a read-only folder and onto a full
-# file system. Strata says why, exits 2, and the file it had stays byte for
-# byte, with no temporary file left beside it. Root ignores a folder's mode,
-# so as root both cases use a small tmpfs; where that cannot be mounted the
-# case is skipped, saying why.
+# Faults. Saving where it cannot succeed (into a read-only folder and onto a
+# full file system): Strata says why, exits 2, and the file it had stays
+# byte for byte, with no temporary file left beside it. Root ignores a
+# folder's mode, so as root both cases use a small tmpfs; where that cannot
+# be mounted the case is skipped, saying why. And a plugin that crashes is
+# named as the program ends.
 . "$top_srcdir/tests/cli/lib.sh"
 # Whatever happens, nothing stays mounted.
 trap 'umount "$tmp/ro" "$tmp/full" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -59,6 +60,17 @@ if mount -t tmpfs -o size=64k tmpfs "$full" 2>/dev/null; then
 else
 	skipped="$skipped full (no tmpfs can be mounted here)"
 fi
+
+# ---- a plugin that crashes ----
+# Nothing survives a crash in C, but the message names the plugin.
+mkdir -p "$tmp/plugins"
+cp "${top_builddir:?}/tests/plugins/.libs/hostile.so" "$tmp/plugins/"
+printf '{"format": "strata-model", "version": 1, "layers": [%s, %s]}\n' \
+	'{"name": "data", "type": "input", "params": {"dims": [1, 4, 4]}}' \
+	'{"name": "boom", "type": "crash_test", "inputs": ["data.0"]}' >"$tmp/crash.strata.json"
+STRATA_PLUGIN_PATH="$STRATA_PLUGIN_PATH:$tmp/plugins" expect 139 sh -c '"$0" check "$1" 2>&1' \
+	"$STRATA" "$tmp/crash.strata.json"
+has out "strata: the plugin hostile ($tmp/plugins/hostile.so) crashed"
 
 if [ -n "$skipped" ]; then
 	echo "skipped:$skipped"
