@@ -8,10 +8,33 @@
 #include "cli.h"
 
 st_registry *
-cli_registry(void)
+cli_registry_quiet(void)
 {
 	st_registry *r = st_registry_new();
+	/* The user's settings count here as in the editor: plugins disabled
+	 * there stay out, extra folders come in. A broken config.json is said
+	 * and then ignored. */
+	st_config cfg;
+	st_diag d;
+	st_diag_init(&d);
+	if (st_config_load(&cfg, &d) != 0) {
+		st_diag_print(&d, stderr);
+		fprintf(stderr, "strata: note: the settings above are ignored\n");
+	}
+	st_diag_free(&d);
+	for (int i = 0; i < cfg.n_disabled_plugins; i++)
+		st_registry_disable(r, cfg.disabled_plugins[i]);
 	st_registry_load_default(r);
+	for (int i = 0; i < cfg.n_plugin_paths; i++)
+		st_registry_load_dir(r, cfg.plugin_paths[i]);
+	st_config_clear(&cfg);
+	return r;
+}
+
+st_registry *
+cli_registry(void)
+{
+	st_registry *r = cli_registry_quiet();
 	if (r->n_types == 0) {
 		char *search = st_registry_search_path();
 		fprintf(stderr, "strata: note: no plugin is loaded (searched %s); see strata plugins\n",

@@ -69,9 +69,12 @@ bool cli_flag(const cli_args *a, const char *name);
 const char *cli_value(const cli_args *a, const char *name);
 int cli_values(const cli_args *a, const char *name, const char ***values);
 
-/* cli-util.c: a registry from the plugin search path (with a note on stderr
- * when no plugin loads); caller frees with st_registry_free. */
+/* cli-util.c: a registry from the plugin search path and the user's
+ * settings (disabled_plugins, plugin_paths in config.json), with a note on
+ * stderr when no plugin loads; caller frees with st_registry_free. */
 st_registry *cli_registry(void);
+/* The same without the note. */
+st_registry *cli_registry_quiet(void);
 /* Loads a model, printing load errors to stderr. Caller frees the graph. */
 st_graph *cli_load_model(const st_registry *r, const char *path);
 /* Formats counts as 1.23 k / M / G (flops, params) and bytes as KiB/MiB/GiB. */

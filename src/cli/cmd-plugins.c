@@ -9,8 +9,7 @@
 int
 cli_cmd_plugins(const cli_args *a)
 {
-	st_registry *r = st_registry_new(); /* no note when nothing loads: the list says so */
-	st_registry_load_default(r);
+	st_registry *r = cli_registry_quiet(); /* no note when nothing loads: the list says so */
 	char *path = st_registry_search_path();
 	if (cli_flag(a, "json")) {
 		cJSON *root = cJSON_CreateObject();

@@ -284,7 +284,7 @@ on_crash(int sig)
 		say(p->name ? p->name : p->path);
 		say(" (");
 		say(p->path);
-		say(") crashed; 'strata plugins' shows where plugins are loaded from\n");
+		say(") crashed; disabled_plugins in ~/.config/strata/config.json leaves it out\n");
 	}
 	signal(sig, SIG_DFL);
 	raise(sig);

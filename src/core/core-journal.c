@@ -30,33 +30,17 @@ struct st_journal {
 static char *
 journal_dir(char *err, size_t size)
 {
-	const char *state = getenv("XDG_STATE_HOME");
-	const char *home = getenv("HOME");
-	char *base;
-	if (state != NULL && state[0] == '/')
-		base = st_xasprintf("%s/strata", state);
-	else if (home != NULL && *home)
-		base = st_xasprintf("%s/.local/state/strata", home);
-	else {
-		snprintf(err, size, "neither XDG_STATE_HOME nor HOME is set: nowhere to keep the journal");
+	char *base = st_state_dir();
+	if (base == NULL) {
+		snprintf(err, size, "neither XDG_STATE_HOME nor a home folder is known: nowhere to keep the journal");
 		return NULL;
 	}
 	char *dir = st_xasprintf("%s/journal", base);
-	/* Create every missing level. */
-	for (char *p = dir + 1; *p; p++) {
-		if (*p == '/') {
-			*p = '\0';
-			mkdir(dir, 0700);
-			*p = '/';
-		}
-	}
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		snprintf(err, size, "cannot create %s: %s", dir, strerror(errno));
+	free(base);
+	if (st_make_dirs(dir, err, size) != 0) {
 		free(dir);
-		free(base);
 		return NULL;
 	}
-	free(base);
 	return dir;
 }
 

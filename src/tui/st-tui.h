@@ -153,20 +153,6 @@ typedef struct st_keymap {
 	char ***keys;     /* keys[a] is a NULL-terminated list of key names */
 } st_keymap;
 
-/* The user's settings ($XDG_CONFIG_HOME/strata/config.json). */
-typedef struct st_config {
-	char *theme;              /* theme name, or NULL for the default */
-	int ascii;                /* -1 automatic (from the locale), 0 no, 1 yes */
-	int colors;               /* -1 detected, else 0 (mono), 8, 16, 256, 16777216 */
-	bool show_shapes;         /* tensor shapes on links */
-	bool show_grid;
-	char **disabled_plugins;  /* plugin names not to load */
-	int n_disabled_plugins;
-	char **plugin_paths;      /* extra plugin folders */
-	int n_plugin_paths;
-	cJSON *unknown;           /* fields this version does not know, kept for saving */
-} st_config;
-
 /* How the editor starts (strata MODEL, strata edit MODEL). */
 typedef struct st_tui_options {
 	const char *model;  /* the model file; created on the first save when missing */
@@ -250,30 +236,9 @@ st_color st_color_downgrade(st_color c, st_color_depth depth);
 char **st_theme_list(int *n);
 
 /* ------------------------------------------------------------------------
- * tui-config.c and tui-keymap.c
+ * tui-keymap.c (the settings themselves, config.json, are in core: st-core.h)
  * ------------------------------------------------------------------------ */
 
-/* Parses config.json text; unknown fields are kept. Returns 0 or -1 with
- * file:line:col messages in d (cfg then holds the defaults). */
-int st_config_parse(const char *text, size_t len, const char *file, st_config *cfg, st_diag *d);
-/* Reads $XDG_CONFIG_HOME/strata/config.json (defaults when absent). */
-int st_config_load(st_config *cfg, st_diag *d);
-/* Writes it back atomically, creating the folder. */
-int st_config_save(const st_config *cfg, char *err, size_t err_size);
-void st_config_defaults(st_config *cfg);
-void st_config_clear(st_config *cfg);
-/* $XDG_CONFIG_HOME/strata (or ~/.config/strata); caller frees. */
-char *st_config_dir(void);
-/* Reads the settings file $XDG_CONFIG_HOME/strata/NAME: its text (caller
- * frees) with its path in *path (caller frees, NULL without a home folder).
- * NULL when there is no such file (*rc 0: the defaults stand) or when it
- * cannot be read (*rc -1, the reason in d calling the file WHAT). */
-char *st_config_read(const char *name, const char *what, char **path, size_t *len, st_diag *d, int *rc);
-/* $XDG_STATE_HOME/strata (or ~/.local/state/strata); caller frees. */
-char *st_state_dir(void);
-/* The path of NAME in that folder, which is created if need be; NULL when
- * there is no home folder or it cannot be made. Caller frees. */
-char *st_state_file(const char *name);
 
 /* The actions of the application (tui-actions.c): the one table that key
  * bindings, the hint line, the help screen and menus come from. */

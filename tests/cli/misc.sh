@@ -83,8 +83,31 @@ expect 0 "$STRATA" new --force --name other "$tmp/My Net.strata.json"
 expect 3 "$STRATA" new "$tmp/no/such/dir/m.json"
 has err "cannot create a temporary file"
 
-# strata MODEL asks for the editor, which this build does not have yet.
+# strata MODEL asks for the editor (a terminal, or a build with it).
 expect 2 "$STRATA" "$tmp/before.json"
 has err "strata edit"
+
+# The user's settings apply to the command line as to the editor: plugins
+# disabled there stay out, extra plugin folders come in, and a broken
+# config.json is reported and ignored.
+mkdir -p "$HOME/.config/strata" "$tmp/extra"
+cp "${top_builddir:?}/tests/plugins/.libs/good.so" "$tmp/extra/"
+printf '{"disabled_plugins": ["std"], "plugin_paths": ["%s"]}\n' "$tmp/extra" >"$HOME/.config/strata/config.json"
+expect 0 "$STRATA" plugins
+has out "disabled in the settings (disabled_plugins in config.json)"
+has out "good 2.1.0"
+expect 0 "$STRATA" layers
+has out "stack_test"
+checks=$((checks + 1))
+if grep -q "convolution" "$tmp/out"; then
+	echo "FAIL: a disabled plugin's layers are listed"
+	fails=$((fails + 1))
+fi
+printf '{"disabled_plugins": "std"' >"$HOME/.config/strata/config.json"
+expect 0 "$STRATA" layers
+has err "config.json:1:"
+has err "strata: note: the settings above are ignored"
+has out "convolution"
+rm -f "$HOME/.config/strata/config.json"
 
 finish

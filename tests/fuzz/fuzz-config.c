@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "st-tui.h"
+#include "st-core.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "st-tui.h"
+#include "st-core.h"
 
 static void
 assert_defaults(const st_config *cfg)
@@ -37,7 +37,7 @@ static const char full[] =
 	"  \"zz_last\": \"kept\"\n"
 	"}\n";
 
-Test(tui_config, defaults)
+Test(config, defaults)
 {
 	st_config cfg;
 	st_config_defaults(&cfg);
@@ -47,7 +47,7 @@ Test(tui_config, defaults)
 	assert_defaults(&cfg);
 }
 
-Test(tui_config, parses_every_field_and_keeps_unknown_ones)
+Test(config, parses_every_field_and_keeps_unknown_ones)
 {
 	st_config cfg;
 	st_diag d;
@@ -116,7 +116,7 @@ assert_error(const char *text, int line, int col, const char *part)
 	st_diag_free(&d);
 }
 
-Test(tui_config, errors_name_file_line_and_column)
+Test(config, errors_name_file_line_and_column)
 {
 	assert_error("{\n  \"theme\": 5\n}", 2, 12, "'theme' must be a theme name or null");
 	assert_error("{\"theme\": \"\"}", 1, 11, "'theme' must be a theme name");
@@ -135,7 +135,7 @@ Test(tui_config, errors_name_file_line_and_column)
 	assert_error("{\"theme\": \"light\", \"ascii\": 3}", 1, 29, "'ascii'");
 }
 
-Test(tui_config, a_field_given_twice_warns)
+Test(config, a_field_given_twice_warns)
 {
 	static const char text[] = "{\"theme\": \"a\",\n \"theme\": \"b\", \"x\": 1, \"x\": 2}";
 	st_config cfg;
@@ -152,7 +152,7 @@ Test(tui_config, a_field_given_twice_warns)
 	st_diag_free(&d);
 }
 
-Test(tui_config, folders_follow_xdg)
+Test(config, folders_follow_xdg)
 {
 	setenv("HOME", "/home/someone", 1);
 	setenv("XDG_CONFIG_HOME", "/xdg/config", 1);
@@ -173,7 +173,7 @@ Test(tui_config, folders_follow_xdg)
 	free(s);
 }
 
-Test(tui_config, save_and_load_round_trip_with_unknown_fields)
+Test(config, save_and_load_round_trip_with_unknown_fields)
 {
 	char *home = test_temp_dir("config");
 	char *xdg = st_xasprintf("%s/deep/er/config", home);
@@ -256,7 +256,7 @@ Test(tui_config, save_and_load_round_trip_with_unknown_fields)
 	test_remove_dir(home);
 }
 
-Test(tui_config, save_reports_what_went_wrong)
+Test(config, save_reports_what_went_wrong)
 {
 	char *home = test_temp_dir("config-save");
 	char *file = st_xasprintf("%s/a-file", home);

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "st-tui.h"
+#include "st-core.h"
 
 /*
  * The file, with its defaults:
@@ -315,7 +315,6 @@ config_text(const st_config *cfg)
 	return st_buf_take(&b);
 }
 
-static int make_dirs(const char *path, char *err, size_t err_size);
 
 char *
 st_state_file(const char *name)
@@ -324,14 +323,13 @@ st_state_file(const char *name)
 	if (dir == NULL)
 		return NULL;
 	char err[256];
-	char *path = make_dirs(dir, err, sizeof err) == 0 ? st_xasprintf("%s/%s", dir, name) : NULL;
+	char *path = st_make_dirs(dir, err, sizeof err) == 0 ? st_xasprintf("%s/%s", dir, name) : NULL;
 	free(dir);
 	return path;
 }
 
-/* mkdir -p with mode 0700 for the folders it creates (the XDG rule). */
-static int
-make_dirs(const char *path, char *err, size_t err_size)
+int
+st_make_dirs(const char *path, char *err, size_t err_size)
 {
 	char *p = st_xstrdup(path);
 	for (char *s = p + 1;; s++) {
@@ -361,7 +359,7 @@ st_config_save(const st_config *cfg, char *err, size_t err_size)
 		         "cannot save the configuration: neither $XDG_CONFIG_HOME nor a home folder is set");
 		return -1;
 	}
-	if (make_dirs(dir, err, err_size) != 0) {
+	if (st_make_dirs(dir, err, err_size) != 0) {
 		free(dir);
 		return -1;
 	}
