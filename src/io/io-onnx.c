@@ -231,8 +231,9 @@ rep_count(dec *d, const pb_field *f, int elem_wt, const char *name, size_t *coun
 static int
 rep_fill(dec *d, const pb_field *f, int elem_wt, void *arr, size_t size, size_t *n, size_t cap)
 {
-	const uint8_t *p = f->data, *end = f->data + f->len;
 	bool packed = f->wt == 2;
+	/* f->data is NULL unless packed, and NULL + 0 is undefined. */
+	const uint8_t *p = f->data, *end = packed ? f->data + f->len : NULL;
 	while (packed ? p < end : true) {
 		uint64_t v;
 		if (!packed) {
@@ -461,6 +462,7 @@ parse_type(dec *d, const uint8_t *p, const uint8_t *end, st_onnx_type *t)
 	if (r < 0)
 		return -1;
 	t->extras.items = dalloc(d->m, n_ex, sizeof(st_onnx_extra));
+	bool other = false;
 	EACH_FIELD(q, p, end, f, r) {
 		if (f.num == 1) {
 			if (want(d, &f, 2, "tensor_type") != 0)
@@ -473,10 +475,14 @@ parse_type(dec *d, const uint8_t *p, const uint8_t *end, st_onnx_type *t)
 		} else {
 			/* sequence 4, map 5, opaque 7, sparse tensor 8, optional 9 */
 			if (f.num == 4 || f.num == 5 || (f.num >= 7 && f.num <= 9))
-				t->kind = ST_ONNX_TYPE_OTHER;
+				other = true;
 			add_extra(&t->extras, &f);
 		}
 	}
+	/* The kind does not depend on the order of the fields, so that what
+	 * the writer emits reads back the same (a tensor_type wins). */
+	if (t->kind != ST_ONNX_TYPE_TENSOR && other)
+		t->kind = ST_ONNX_TYPE_OTHER;
 	return r;
 }
 

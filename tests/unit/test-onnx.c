@@ -716,3 +716,34 @@ Test(onnx, missing_file)
 	cr_assert_not_null(strstr(err, "/nonexistent/model.onnx: No such file"), "%s", err);
 	st_onnx_free(&m);
 }
+
+Test(onnx, type_kind_does_not_depend_on_field_order)
+{
+	/* An opaque type (7) before a tensor_type (1): found by fuzz-onnx, the
+	 * writer put tensor_type first and the kind changed on reading back. */
+	st_buf b, g, v, t, tt;
+	st_buf *all[] = { &b, &g, &v, &t, &tt };
+	for (size_t i = 0; i < 5; i++)
+		st_buf_init(all[i]);
+	pb_str(&t, 7, "");
+	pb_int(&tt, 1, ST_ONNX_FLOAT);
+	pb_msg(&t, 1, &tt);
+	pb_msg(&v, 2, &t);
+	pb_msg(&g, 11, &v);
+	pb_msg(&b, 7, &g);
+	st_onnx_model m, m2;
+	char err[1024];
+	cr_assert_eq(parse(&b, &m, err), 0, "%s", err);
+	cr_assert_eq(m.graph->inputs[0].type.kind, ST_ONNX_TYPE_TENSOR);
+	st_buf e;
+	st_buf_init(&e);
+	st_onnx_encode(&m, &e);
+	cr_assert_eq(st_onnx_parse(e.data, e.len, &m2, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(m2.graph->inputs[0].type.kind, ST_ONNX_TYPE_TENSOR);
+	assert_roundtrip(&m2, &e);
+	st_onnx_free(&m);
+	st_onnx_free(&m2);
+	st_buf_free(&e);
+	for (size_t i = 0; i < 5; i++)
+		st_buf_free(all[i]);
+}
