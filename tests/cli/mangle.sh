@@ -39,6 +39,7 @@ mangle npy "$src"/examples/fashion_mnist/weights/*.npy "$src"/examples/fashion_m
 # shellcheck disable=SC2046
 mangle image $(find "$src/tests/data" \( -name '*.png' -o -name '*.jpg' \) | sort) \
 	"$src"/tests/fuzz/corpus/image/*
+mangle onnx "$src"/tests/fuzz/corpus/onnx/*
 
 if [ -x "$tools/mangle-theme" ]; then
 	mangle theme "$src"/themes/*.theme "$src"/tests/fuzz/corpus/theme/*
