@@ -155,6 +155,39 @@ constant_reshape(st_reshape *r, const st_host_api *api)
 	return 0;
 }
 
+/* ---- onnx_operator: an ONNX operator Strata has no layer for ---- */
+
+enum { ONNX_OP_TYPE, ONNX_OP_DOMAIN, ONNX_OP_OPSET, ONNX_OP_ATTRIBUTES, ONNX_OP_OUTPUTS };
+
+static const st_param_desc onnx_op_params[] = {
+	[ONNX_OP_TYPE] = { .name = "op_type", .kind = ST_PARAM_STRING, .default_value = "",
+	                   .doc = "The ONNX operator's type, such as NonMaxSuppression." },
+	[ONNX_OP_DOMAIN] = { .name = "domain", .kind = ST_PARAM_STRING, .default_value = "",
+	                     .doc = "The operator's domain; empty is the default domain ai.onnx." },
+	[ONNX_OP_OPSET] = { .name = "opset", .kind = ST_PARAM_INT, .default_value = "0",
+	                    .flags = ST_PARAM_HAS_MIN, .min = 0,
+	                    .doc = "Version of the domain the model imported (0: not known)." },
+	[ONNX_OP_ATTRIBUTES] = { .name = "attributes", .kind = ST_PARAM_STRING, .default_value = "",
+	                         .doc = "The node's attributes as ONNX wrote them (protobuf, in "
+	                                "base64), written back unchanged on export." },
+	[ONNX_OP_OUTPUTS] = { .name = "num_outputs", .kind = ST_PARAM_INT, .default_value = "1",
+	                      .flags = ST_PARAM_HAS_MIN | ST_PARAM_HAS_MAX, .min = 1,
+	                      .max = ST_MAX_OUTPUTS, .doc = "Number of outputs the operator has." },
+};
+
+static int
+onnx_op_reshape(st_reshape *r, const st_host_api *api)
+{
+	const char *op = r->params[ONNX_OP_TYPE].s;
+	const char *domain = r->params[ONNX_OP_DOMAIN].s;
+	r->n_outputs = (int)r->params[ONNX_OP_OUTPUTS].i;
+	api->message(r, ST_SEVERITY_ERROR,
+	             "ONNX operator %s%s%s has no Strata layer: it is kept so the model exports back "
+	             "unchanged, but nothing after it can be checked or run",
+	             domain[0] ? domain : "", domain[0] ? "." : "", op[0] ? op : "(unnamed)");
+	return -1;
+}
+
 /* ---- identity, dropout, softmax ---- */
 
 static int
@@ -568,6 +601,11 @@ static const st_port_desc concat_outputs[] = { { "output", 0, "The inputs joined
 static const st_port_desc split_inputs[] = { { "input", 0, "The tensor to cut." } };
 static const st_port_desc split_outputs[] = { { "output", 0, "One part per output, in order along the axis." } };
 
+static const st_port_desc onnx_op_inputs[] = {
+	{ "input", ST_PORT_INFINITE | ST_PORT_OPTIONAL, "The operator's inputs, in ONNX order." },
+};
+static const st_port_desc onnx_op_outputs[] = { { "output", 0, "The operator's outputs, in ONNX order." } };
+
 static const char *const input_aliases[] = { "in", NULL };
 static const char *const output_aliases[] = { "out", NULL };
 static const char *const constant_aliases[] = { "const", NULL };
@@ -620,5 +658,10 @@ const st_layer_desc std_tensor_layers[] = {
 	  .inputs = split_inputs, .n_inputs = 1, .outputs = split_outputs, .n_outputs = 1,
 	  .params = split_params, .n_params = STD_COUNT(split_params),
 	  .flags = ST_LAYER_VARIABLE_OUTPUTS, .reshape = split_reshape },
+	{ .name = "onnx_operator", .display_name = "ONNX operator", .category = "General",
+	  .summary = "An imported ONNX operator Strata has no layer for, kept for export.",
+	  .inputs = onnx_op_inputs, .n_inputs = 1, .outputs = onnx_op_outputs, .n_outputs = 1,
+	  .params = onnx_op_params, .n_params = STD_COUNT(onnx_op_params),
+	  .flags = ST_LAYER_VARIABLE_OUTPUTS, .reshape = onnx_op_reshape },
 };
 const int std_tensor_layer_count = STD_COUNT(std_tensor_layers);

@@ -1552,3 +1552,111 @@ st_onnx_str_dup(st_onnx_str s)
 {
 	return s.data != NULL ? st_xstrndup(s.data, s.len) : st_xstrdup("");
 }
+
+/* ---- single messages: test tensors, kept attributes ---- */
+
+int
+st_onnx_parse_tensor(const void *data, size_t len, st_onnx_model *holder, st_onnx_tensor *out,
+                     char *err, size_t err_size)
+{
+	memset(out, 0, sizeof *out);
+	const uint8_t *p = len ? data : (const uint8_t *)"";
+	dec d = { .base = p, .limit = p + len, .m = holder, .err = err, .err_size = err_size };
+	push(&d, "tensor", -1);
+	if (parse_tensor(&d, p, p + len, out) != 0) {
+		memset(out, 0, sizeof *out);
+		return -1;
+	}
+	return 0;
+}
+
+void
+st_onnx_encode_attributes(const st_onnx_node *n, st_buf *out)
+{
+	for (size_t i = 0; i < n->n_attributes; i++) {
+		size_t s = begin_len(out, 5);
+		encode_attribute(out, &n->attributes[i]);
+		end_len(out, s);
+	}
+}
+
+int
+st_onnx_parse_attributes(const void *data, size_t len, st_onnx_model *holder, st_onnx_node *out,
+                         char *err, size_t err_size)
+{
+	memset(out, 0, sizeof *out);
+	const uint8_t *p = len ? data : (const uint8_t *)"";
+	dec d = { .base = p, .limit = p + len, .m = holder, .err = err, .err_size = err_size };
+	push(&d, "attributes", -1);
+	st_onnx_node n = { 0 };
+	if (parse_node(&d, p, p + len, &n) != 0)
+		return -1;
+	if (n.n_inputs || n.n_outputs || n.name.data || n.op_type.data || n.domain.data ||
+	    n.doc_string.data || n.extras.count) {
+		snprintf(err, err_size, "attributes: holds more than attributes");
+		return -1;
+	}
+	out->attributes = n.attributes;
+	out->n_attributes = n.n_attributes;
+	return 0;
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+char *
+st_base64_encode(const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	char *out = st_xmalloc((len + 2) / 3 * 4 + 1), *o = out;
+	for (size_t i = 0; i < len; i += 3) {
+		uint32_t v = (uint32_t)p[i] << 16;
+		if (i + 1 < len)
+			v |= (uint32_t)p[i + 1] << 8;
+		if (i + 2 < len)
+			v |= p[i + 2];
+		*o++ = b64[v >> 18 & 63];
+		*o++ = b64[v >> 12 & 63];
+		*o++ = i + 1 < len ? b64[v >> 6 & 63] : '=';
+		*o++ = i + 2 < len ? b64[v & 63] : '=';
+	}
+	*o = '\0';
+	return out;
+}
+
+int
+st_base64_decode(const char *text, uint8_t **out, size_t *len)
+{
+	size_t n = strlen(text);
+	*out = NULL;
+	*len = 0;
+	if (n % 4 != 0)
+		return -1;
+	uint8_t *buf = st_xmalloc(n / 4 * 3 + 1);
+	size_t k = 0;
+	for (size_t i = 0; i < n; i += 4) {
+		uint32_t v = 0;
+		int pad = 0;
+		for (int j = 0; j < 4; j++) {
+			char c = text[i + j];
+			const char *at = c ? strchr(b64, c) : NULL;
+			if (c == '=' && i + 4 == n && j >= 2 && (j == 3 || text[i + 3] == '=')) {
+				pad++;
+				v <<= 6;
+				continue;
+			}
+			if (at == NULL || pad) {
+				free(buf);
+				return -1;
+			}
+			v = v << 6 | (uint32_t)(at - b64);
+		}
+		buf[k++] = (uint8_t)(v >> 16);
+		if (pad < 2)
+			buf[k++] = (uint8_t)(v >> 8);
+		if (pad < 1)
+			buf[k++] = (uint8_t)v;
+	}
+	*out = buf;
+	*len = k;
+	return 0;
+}

@@ -234,6 +234,25 @@ void st_onnx_encode(const st_onnx_model *model, st_buf *out);
 /* Writes the encoding to path atomically. */
 int st_onnx_write(const char *path, const st_onnx_model *model, char *err, size_t err_size);
 
+/* Parses one serialized TensorProto (a test's input_N.pb); data must
+ * outlive out, and holder (an empty model, freed with st_onnx_free) keeps
+ * the allocations. Returns 0, or -1 with a reason in err. */
+int st_onnx_parse_tensor(const void *data, size_t len, st_onnx_model *holder, st_onnx_tensor *out,
+                         char *err, size_t err_size);
+/* Appends a node's attributes serialized (NodeProto field 5 entries), so
+ * that an operator Strata cannot represent is written back unchanged. */
+void st_onnx_encode_attributes(const st_onnx_node *n, st_buf *out);
+/* Reads what st_onnx_encode_attributes wrote into out->attributes (every
+ * other field of out empty); holder keeps the allocations, data must
+ * outlive out. Returns 0, or -1 with a reason. */
+int st_onnx_parse_attributes(const void *data, size_t len, st_onnx_model *holder, st_onnx_node *out,
+                             char *err, size_t err_size);
+/* Standard base64 with padding; caller frees. */
+char *st_base64_encode(const void *data, size_t len);
+/* Decodes text written by st_base64_encode into *out (caller frees).
+ * Returns 0, or -1 when it is not base64. */
+int st_base64_decode(const char *text, uint8_t **out, size_t *len);
+
 /* "FLOAT", "INT64", ... or "UNKNOWN". */
 const char *st_onnx_data_type_name(int32_t type);
 /* Bytes per element, or 0 (STRING, UNDEFINED, unknown). */
@@ -249,5 +268,42 @@ int st_onnx_tensor_bytes(const st_onnx_tensor *t, const void **data, size_t *len
 bool st_onnx_str_eq(st_onnx_str s, const char *text);
 /* A NUL-terminated copy ("" when absent); caller frees. */
 char *st_onnx_str_dup(st_onnx_str s);
+
+/* ---- io-onnx-import.c: ONNX graph -> Strata graph ---- */
+
+typedef struct st_onnx_import_options {
+	/* Folder the weights go to as layerName_weightType.npy (created when
+	 * missing; files of the same names are replaced). NULL: none written. */
+	const char *weights_dir;
+	/* Size given to symbolic dimensions (dim_param or unknown); 0 means 1. */
+	int64_t default_dim;
+	/* Values fixed for some graph inputs (the conformance runner's test
+	 * data): used where Strata needs a constant (shapes, pads, scales,
+	 * weights); an input used elsewhere too still becomes an input layer. */
+	int n_known;
+	const char *const *known_names;
+	const st_onnx_tensor *const *known_values;
+} st_onnx_import_options;
+
+typedef struct st_onnx_import {
+	st_graph *graph;        /* owned; set to NULL to take it */
+	int n_inputs;           /* graph inputs that are not initializers, in ONNX order */
+	char **input_layers;    /* the input layer fed for each, or NULL when frozen */
+	int n_outputs;
+	char **output_layers;   /* the output layer of each graph output */
+	int n_placeholders;     /* onnx_operator layers made */
+	int n_folded;           /* nodes evaluated or folded away */
+	int opset;              /* the default domain's version the model imported */
+} st_onnx_import;
+
+/* Builds a graph over registry r from an ONNX model: standard layers for
+ * the operators Strata maps, constants folded, activations attached,
+ * onnx_operator placeholders for the rest. Positions are left at 0 (lay
+ * the graph out afterwards). Errors and notes go to d, naming the node
+ * (graph.node[i] "name" (OpType)). Returns 0 or -1; free out with
+ * st_onnx_import_free either way. */
+int st_onnx_import(const st_onnx_model *m, const st_registry *r, const st_onnx_import_options *opt,
+                   st_onnx_import *out, st_diag *d);
+void st_onnx_import_free(st_onnx_import *imp);
 
 #endif
