@@ -69,6 +69,16 @@ static const cli_option run_options[] = {
 	{ NULL, 0, NULL, NULL, false },
 };
 
+static const cli_option import_options[] = {
+	{ "output", 'o', "MODEL", "the model file to write (default: the ONNX file's name, .strata.json, here)",
+	  false },
+	{ "weights-out", 'w', "DIR", "folder for the weights (default: MODEL's name with -weights, beside it)", false },
+	{ "default-dim", 0, "N", "size given to symbolic dimensions such as a batch 'N' (default 1)", false },
+	{ "force", 0, NULL, "replace an existing model file and weights folder", false },
+	{ "verbose", 'v', NULL, "also list what was folded, attached or kept as a placeholder", false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
 static const cli_option no_options[] = { { NULL, 0, NULL, NULL, false } };
 
 const cli_command cli_commands[] = {
@@ -96,6 +106,13 @@ const cli_command cli_commands[] = {
 	{ "new", "FILE", "create an empty model",
 	  "Writes an empty model to FILE. An existing file is kept unless --force is given.",
 	  new_options, 1, 1, CLI_COMPLETE_FILE, cli_cmd_new },
+	{ "import", "FILE.onnx", "import an ONNX model",
+	  "Reads an ONNX model and writes a Strata model and its weights folder "
+	  "(layerName_weightType.npy, FP32). Operators map to standard layers, constants and "
+	  "shape arithmetic are evaluated, activations are attached to the layer before them, and "
+	  "an operator Strata has no layer for is kept as an onnx_operator layer, so that the model "
+	  "still opens and exports back unchanged. Existing files are kept unless --force is given.",
+	  import_options, 1, 1, CLI_COMPLETE_FILE, cli_cmd_import },
 	{ "edit", "MODEL", "edit a model, in the TUI or headless",
 	  "Opens the editor on MODEL (created on the first save when it does not exist); "
 	  "'strata MODEL' does the same. With -c or -f, runs edit commands on MODEL without the "

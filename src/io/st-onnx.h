@@ -302,8 +302,8 @@ typedef struct st_onnx_import {
  * the graph out afterwards). Errors and notes go to d, naming the node
  * (graph.node[i] "name" (OpType)). Returns 0 or -1; free out with
  * st_onnx_import_free either way. */
-int st_onnx_import(const st_onnx_model *m, const st_registry *r, const st_onnx_import_options *opt,
-                   st_onnx_import *out, st_diag *d);
+int st_onnx_import_model(const st_onnx_model *m, const st_registry *r, const st_onnx_import_options *opt,
+                         st_onnx_import *out, st_diag *d);
 void st_onnx_import_free(st_onnx_import *imp);
 
 #endif
