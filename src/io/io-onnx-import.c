@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "st-io.h"
 #include "st-onnx.h"
@@ -3196,4 +3199,174 @@ st_onnx_import_free(st_onnx_import *im)
 		free(im->output_layers[k]);
 	free(im->output_layers);
 	memset(im, 0, sizeof *im);
+}
+
+/* ---- importing files ---- */
+
+/* "dir/name.onnx" -> "name.strata.json"; caller frees. */
+char *
+st_onnx_default_model_path(const char *onnx)
+{
+	const char *base = strrchr(onnx, '/');
+	base = base ? base + 1 : onnx;
+	size_t n = strlen(base);
+	if (n > 5 && strcmp(base + n - 5, ".onnx") == 0)
+		n -= 5;
+	if (n == 0)
+		return st_xstrdup("model.strata.json");
+	return st_xasprintf("%.*s.strata.json", (int)n, base);
+}
+
+/* "dir/name.strata.json" -> "dir/name-weights"; caller frees. */
+char *
+st_onnx_default_weights_path(const char *model)
+{
+	const char *base = strrchr(model, '/');
+	base = base ? base + 1 : model;
+	const char *dot = strchr(base, '.');
+	size_t stem = dot && dot > base ? (size_t)(dot - model) : strlen(model);
+	return st_xasprintf("%.*s-weights", (int)stem, model);
+}
+
+/* Removes a folder of plain files (what the importer writes). */
+static void
+remove_flat_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d != NULL) {
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			char *p = st_xasprintf("%s/%s", dir, e->d_name);
+			unlink(p);
+			free(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+static bool
+dir_has_files(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return false;
+	struct dirent *e;
+	bool any = false;
+	while (!any && (e = readdir(d)) != NULL)
+		any = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return any;
+}
+
+/* The weights setting to write: the folder relative to the model's own
+ * folder when it lies inside it, else its absolute path. Caller frees. */
+static char *
+weights_setting(const char *model, const char *weights, bool *outside)
+{
+	char *mdir = st_xstrdup(model);
+	char *slash = strrchr(mdir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	else
+		strcpy(mdir, ".");
+	char rm[PATH_MAX], rw[PATH_MAX];
+	char *out;
+	if (realpath(mdir, rm) != NULL && realpath(weights, rw) != NULL) {
+		size_t n = strlen(rm);
+		if (strncmp(rw, rm, n) == 0 && rw[n] == '/') {
+			*outside = false;
+			out = st_xstrdup(rw + n + 1);
+		} else {
+			*outside = true;
+			out = st_xstrdup(rw);
+		}
+	} else {
+		*outside = true;
+		out = st_xstrdup(weights);
+	}
+	free(mdir);
+	return out;
+}
+
+int
+st_onnx_import_file(const char *onnx, const char *model, const char *weights, const st_registry *r,
+                    const st_onnx_file_options *fo, st_onnx_import_summary *sum, st_diag *d)
+{
+	memset(sum, 0, sizeof *sum);
+	char err[1024];
+	if (!fo->force && access(model, F_OK) == 0) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "%s exists; replace it with --force, or write elsewhere", model);
+		return -2;
+	}
+	if (!fo->force && dir_has_files(weights)) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
+		            "the weights folder %s already holds files; replace it with --force, or write elsewhere", weights);
+		return -2;
+	}
+	st_onnx_model m;
+	if (st_onnx_open(onnx, &m, err, sizeof err) != 0) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "%s", err);
+		st_onnx_free(&m);
+		return -2;
+	}
+	char *tmp = st_xasprintf("%s.importing-%ld", weights, (long)getpid());
+	st_onnx_import res;
+	st_onnx_import_options opt = { .weights_dir = tmp, .default_dim = fo->default_dim };
+	int rc = st_onnx_import_model(&m, r, &opt, &res, d) == 0 ? 0 : -1;
+	st_graph *g = res.graph;
+	char *old = NULL;
+	struct stat sb;
+	if (rc == 0 && fo->place != NULL)
+		fo->place(g);
+	/* Move the weights into place, then point the model at them. */
+	if (rc == 0 && stat(weights, &sb) == 0) {
+		old = st_xasprintf("%s.replaced-%ld", weights, (long)getpid());
+		if (rename(weights, old) != 0) {
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "cannot move the old %s aside: %s", weights, strerror(errno));
+			free(old);
+			old = NULL;
+			rc = -1;
+		}
+	}
+	if (rc == 0 && rename(tmp, weights) != 0) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "cannot create %s: %s", weights, strerror(errno));
+		if (old != NULL)
+			(void)rename(old, weights);
+		free(old);
+		old = NULL;
+		rc = -1;
+	}
+	if (rc == 0) {
+		char *setting = weights_setting(model, weights, &sum->weights_outside);
+		st_value_clear(&g->network.values[ST_NET_WEIGHTS]);
+		g->network.values[ST_NET_WEIGHTS].kind = ST_PARAM_STRING;
+		g->network.values[ST_NET_WEIGHTS].s = setting;
+		g->network.set[ST_NET_WEIGHTS] = true;
+		if (st_model_save(g, model, err, sizeof err) != 0) {
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "%s", err);
+			/* Put the old weights back; the new ones go. */
+			remove_flat_dir(weights);
+			if (old != NULL)
+				(void)rename(old, weights);
+			rc = -1;
+		} else if (old != NULL) {
+			remove_flat_dir(old);
+		}
+		free(old);
+	}
+	if (rc == 0) {
+		sum->n_layers = g->n_layers;
+		sum->errors = g->errors;
+		sum->opset = res.opset;
+		sum->n_placeholders = res.n_placeholders;
+		sum->n_folded = res.n_folded;
+	}
+	remove_flat_dir(tmp);
+	free(tmp);
+	st_onnx_import_free(&res);
+	st_onnx_free(&m);
+	return rc;
 }

@@ -306,4 +306,28 @@ int st_onnx_import_model(const st_onnx_model *m, const st_registry *r, const st_
                          st_onnx_import *out, st_diag *d);
 void st_onnx_import_free(st_onnx_import *imp);
 
+typedef struct st_onnx_file_options {
+	int64_t default_dim;          /* as in st_onnx_import_options */
+	bool force;                   /* replace an existing model file and weights folder */
+	void (*place)(st_graph *g);   /* lays the graph out before it is saved, or NULL */
+} st_onnx_file_options;
+
+typedef struct st_onnx_import_summary {
+	int n_layers, errors, opset, n_placeholders, n_folded;
+	bool weights_outside;         /* the weights folder is not inside the model's folder */
+} st_onnx_import_summary;
+
+/* Imports the ONNX file onnx into the model file model and the weights
+ * folder weights. The weights are written into a new folder first and
+ * moved into place, and the model saved atomically, only when everything
+ * worked: a failure leaves the user's files as they were. Returns 0; -2
+ * when the files cannot be used (unreadable, or existing without force);
+ * -1 when the import failed. Reasons and notes go to d. */
+int st_onnx_import_file(const char *onnx, const char *model, const char *weights, const st_registry *r,
+                        const st_onnx_file_options *fo, st_onnx_import_summary *sum, st_diag *d);
+/* "dir/name.onnx" -> "name.strata.json" (in the current folder); caller frees. */
+char *st_onnx_default_model_path(const char *onnx);
+/* "dir/name.strata.json" -> "dir/name-weights"; caller frees. */
+char *st_onnx_default_weights_path(const char *model);
+
 #endif
