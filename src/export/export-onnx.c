@@ -27,6 +27,7 @@ typedef struct exporter {
 	void **owned;
 	size_t n_owned, cap_owned;
 	st_map names;           /* tensor names in use (keys in owned) */
+	st_map node_names;      /* node names in use: ONNX Runtime wants them unique */
 	const char ***ports;    /* per layer index: the tensor of each output */
 	int *n_ports;
 	st_onnx_node *nodes;
@@ -243,6 +244,15 @@ static size_t
 add_node(exporter *ex, const char *op, const char *name, const char *const *in, int n_in,
          const char *const *out, int n_out)
 {
+	/* Node names are unique too: base, base~2, ... */
+	const char *base = name;
+	char *unique = st_xstrdup(base);
+	for (int k = 2; st_map_get(&ex->node_names, unique) != NULL; k++) {
+		free(unique);
+		unique = st_xasprintf("%s~%d", base, k);
+	}
+	name = keep(ex, unique);
+	st_map_put(&ex->node_names, name, (void *)name);
 	st_onnx_node *n = grow((void **)&ex->nodes, &ex->n_nodes, &ex->cap_nodes, sizeof *n);
 	n->op_type = str(ex, op);
 	n->name = (st_onnx_str){ name, strlen(name) };
@@ -1475,6 +1485,7 @@ exporter_free(exporter *ex)
 		free(ex->owned[i]);
 	free(ex->owned);
 	st_map_free(&ex->names);
+	st_map_free(&ex->node_names);
 	free(ex->ports);
 	free(ex->n_ports);
 	free(ex->nodes);
@@ -1552,6 +1563,7 @@ st_export_onnx(st_graph *g, const char *weights_dir, const st_export_onnx_option
 	ex.file = opt->file;
 	ex.d = d;
 	st_map_init(&ex.names);
+	st_map_init(&ex.node_names);
 	if (!opt->random_weights && weights_dir != NULL && weights_dir[0] != '\0') {
 		char err[600];
 		ex.weights = st_weights_open(weights_dir, err, sizeof err);

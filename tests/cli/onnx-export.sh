@@ -58,7 +58,8 @@ roundtrip() {
 }
 
 n=0
-for model in "$top_srcdir"/examples/*.strata.json "$top_srcdir/examples/fashion_mnist/fashion_mnist.strata.json"; do
+for model in "$top_srcdir"/examples/*.strata.json "$top_srcdir/examples/fashion_mnist/fashion_mnist.strata.json" \
+	"$top_srcdir/tests/data/onnx-export-layers.strata.json"; do
 	n=$((n + 1))
 	roundtrip "$model" "m$n-default" 1e-5
 	roundtrip "$model" "m$n-fp16" 1e-2 --fp16
