@@ -79,6 +79,23 @@ static const cli_option import_options[] = {
 	{ NULL, 0, NULL, NULL, false },
 };
 
+static const cli_option export_options[] = {
+	{ "output", 'o', "FILE", "the file to write (required; never the model itself)", false },
+	{ "weights", 'w', "DIR", "weights folder (default: the model's 'weights' setting)", false },
+	{ "allow-outside-paths", 0, NULL, "let the model's own paths leave its folder (absolute, '..', links)",
+	  false },
+	{ "random-weights", 0, NULL, "write seeded random weights (as strata run --random-weights)", false },
+	{ "seed", 0, "N", "seed for --random-weights (default 0)", false },
+	{ "opset", 0, "N", "ONNX opset of the default domain, 13 to 21 (default 17)", false },
+	{ "fp16", 0, NULL, "write inputs, outputs, weights and computation as float16", false },
+	{ "no-tensor-sizes", 0, NULL, "give graph inputs and outputs dimension variables, not sizes", false },
+	{ "allow-placeholders", 0, NULL,
+	  "write layers without an ONNX operator as ai.strata nodes, and keep placeholder operators of "
+	  "other domains",
+	  false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
 static const cli_option no_options[] = { { NULL, 0, NULL, NULL, false } };
 
 const cli_command cli_commands[] = {
@@ -103,6 +120,13 @@ const cli_command cli_commands[] = {
 	  "or random ones), feeds its inputs from .npy or image files, runs it and prints the timing "
 	  "and a summary of every output, or writes outputs to files. Ctrl-C stops between layers.",
 	  run_options, 1, 1, CLI_COMPLETE_MODEL, cli_cmd_run },
+	{ "export", "onnx MODEL", "export a model to ONNX",
+	  "Checks MODEL and writes it as an ONNX model to the file given by -o, with its weights "
+	  "(from the weights folder, or seeded random ones) as initializers. Every standard layer "
+	  "becomes ONNX operators; placeholder layers are written back as the operators they came "
+	  "from. Exits 1 when the model cannot be exported (type errors, refused placeholders) and 2 "
+	  "on bad usage or unreadable weights.",
+	  export_options, 2, 2, CLI_COMPLETE_MODEL, cli_cmd_export },
 	{ "new", "FILE", "create an empty model",
 	  "Writes an empty model to FILE. An existing file is kept unless --force is given.",
 	  new_options, 1, 1, CLI_COMPLETE_FILE, cli_cmd_new },
