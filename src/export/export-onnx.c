@@ -681,6 +681,19 @@ emit_identity(exporter *ex, const st_layer *l)
 	return simple(ex, l, "Identity", &n);
 }
 
+/* Dropout keeps its ratio (as an input, opset 12 on), so that an import
+ * brings the layer back; at inference it passes its input on. */
+static int
+emit_dropout(exporter *ex, const st_layer *l)
+{
+	char *base = st_xasprintf("%s/ratio", l->name);
+	const char *in[2] = { input_name(ex, l, 0), init_scalar(ex, base, ST_ONNX_FLOAT, param(l, "ratio")->f) };
+	free(base);
+	const char *out = main_output(ex, l);
+	node1(ex, "Dropout", l, in, 2, out);
+	return finish(ex, l, out);
+}
+
 static int
 emit_constant(exporter *ex, const st_layer *l)
 {
@@ -1363,7 +1376,7 @@ static const struct {
 	{ "output", emit_output },
 	{ "constant", emit_constant },
 	{ "identity", emit_identity },
-	{ "dropout", emit_identity },
+	{ "dropout", emit_dropout },
 	{ "convolution", emit_convolution },
 	{ "deconvolution", emit_deconvolution },
 	{ "pooling", emit_pooling },

@@ -1571,6 +1571,18 @@ map_gemm(imp *I)
 	int rc = in_port(I, 0, &a);
 	if (rc != 0)
 		return rc;
+	/* Flatten(axis 1) then Gemm is one fully connected layer, which
+	 * flattens by itself: the flatten layer goes once the FC is made. */
+	st_layer *flatten = NULL;
+	val *av = in_val(I, 0);
+	if (B != NULL && !ta && av->port.layer == a.layer && av->uses == 1 && !av->graph_output &&
+	    strcmp(a.layer->type_name, "flatten") == 0 && a.layer->inputs[0].layer != NULL) {
+		int ai = st_params_find(a.layer->type->desc->params, a.layer->type->desc->n_params, "axis");
+		if (ai >= 0 && a.layer->params.values[ai].i == 1) {
+			flatten = a.layer;
+			a = flatten->inputs[0];
+		}
+	}
 	if (ta && transpose_layer(I, a, (const int64_t[]){ 1, 0 }, 2, &a) != 0)
 		return -1;
 	st_port y;
@@ -1602,6 +1614,12 @@ map_gemm(imp *I)
 		free(bias);
 		if (rc != 0)
 			return -1;
+		if (flatten != NULL) {
+			av->port = (st_port){ NULL, 0 };
+			st_graph_set_input(I->graph, flatten, 0, (st_port){ NULL, 0 });
+			st_graph_remove(I->graph, flatten);
+			I->n_folded++;
+		}
 		y = (st_port){ l, 0 };
 		if (has_c && !folded) {
 			st_port c;
@@ -3046,6 +3064,339 @@ set_network(st_graph *g, int index, const char *text)
 	g->network.set[index] = true;
 }
 
+/* ---- operator patterns that are one Strata activation or layer ---- */
+
+/* A group of nodes that together compute x·sigmoid(x) and the like, found
+ * before the import: the group is made at its last node, the others skip. */
+typedef struct fusion {
+	const char *act;         /* the activation, or NULL for linear_blend */
+	bool gelu_tanh;
+	st_onnx_str x, b;        /* operands (b: linear_blend's second) */
+	double alpha;            /* linear_blend's weight of x */
+	size_t last;             /* the node whose output is the group's */
+} fusion;
+
+typedef struct patterns {
+	const st_onnx_graph *g;
+	st_map consumers;        /* value name -> (consumer count) */
+	st_map producer;         /* value name -> node index + 1 */
+	st_map first_consumer;   /* value name -> index + 1 of the first node reading it */
+	char **keys;
+	size_t n_keys, cap_keys;
+} patterns;
+
+static char *
+pat_key(patterns *P, st_onnx_str s)
+{
+	char *k = st_onnx_str_dup(s);
+	if (P->n_keys == P->cap_keys) {
+		P->cap_keys = P->cap_keys ? 2 * P->cap_keys : 64;
+		P->keys = st_xreallocarray(P->keys, P->cap_keys, sizeof *P->keys);
+	}
+	P->keys[P->n_keys++] = k;
+	return k;
+}
+
+static size_t
+pat_count(patterns *P, st_onnx_str s)
+{
+	char *k = st_onnx_str_dup(s);
+	size_t n = (size_t)st_map_get(&P->consumers, k);
+	free(k);
+	return n;
+}
+
+/* The node producing s, or NULL. */
+static const st_onnx_node *
+pat_producer(patterns *P, st_onnx_str s, size_t *index)
+{
+	char *k = st_onnx_str_dup(s);
+	size_t n = (size_t)st_map_get(&P->producer, k);
+	free(k);
+	if (n == 0)
+		return NULL;
+	if (index != NULL)
+		*index = n - 1;
+	return &P->g->nodes[n - 1];
+}
+
+static bool
+str_same(st_onnx_str a, st_onnx_str b)
+{
+	return a.len == b.len && a.len > 0 && memcmp(a.data, b.data, a.len) == 0;
+}
+
+static bool
+is_op(const st_onnx_node *n, const char *op, size_t n_in)
+{
+	return n != NULL && st_onnx_str_eq(n->op_type, op) && n->n_inputs == n_in && n->n_outputs >= 1 &&
+	       (n->domain.len == 0 || st_onnx_str_eq(n->domain, "ai.onnx"));
+}
+
+/* The scalar value of s when it is an initializer or a Constant's output. */
+static bool
+pat_scalar(imp *I, patterns *P, st_onnx_str s, double *v)
+{
+	val *known = find_val(I, s);
+	if (known != NULL && known->c != NULL) {
+		if (known->c->count != 1 || cten_decode(known->c, I->why, sizeof I->why) != 0)
+			return false;
+		*v = cget(known->c, 0);
+		return true;
+	}
+	const st_onnx_node *c = pat_producer(P, s, NULL);
+	if (c == NULL || !is_op(c, "Constant", 0) || c->n_attributes != 1 || c->attributes[0].t == NULL)
+		return false;
+	cten *t = cten_from_tensor(c->attributes[0].t, I->why, sizeof I->why);
+	bool ok = t != NULL && t->count == 1 && cten_decode(t, I->why, sizeof I->why) == 0;
+	if (ok)
+		*v = cget(t, 0);
+	cten_free(t);
+	return ok;
+}
+
+/* Node n's other operand than s (binary n). */
+static bool
+other_operand(const st_onnx_node *n, st_onnx_str s, st_onnx_str *other)
+{
+	if (str_same(n->inputs[0], s)) {
+		*other = n->inputs[1];
+		return true;
+	}
+	if (str_same(n->inputs[1], s)) {
+		*other = n->inputs[0];
+		return true;
+	}
+	return false;
+}
+
+/* The one node reading s, when it is op and nothing else reads s. */
+static const st_onnx_node *
+sole(patterns *P, st_onnx_str s, const char *op, size_t n_in, size_t *index)
+{
+	if (pat_count(P, s) != 1)
+		return NULL;
+	char *k = st_onnx_str_dup(s);
+	size_t first = (size_t)st_map_get(&P->first_consumer, k);
+	free(k);
+	if (first == 0 || !is_op(&P->g->nodes[first - 1], op, n_in))
+		return NULL;
+	*index = first - 1;
+	return &P->g->nodes[first - 1];
+}
+
+static bool
+near(double a, double b)
+{
+	return fabs(a - b) <= 1e-5 * fabs(b) + 1e-7;
+}
+
+/* Marks the group's nodes (list) as skipped and its last one as the group. */
+static void
+add_fusion(imp *I, fusion *f, const size_t *nodes, int n, int *role, fusion **groups, int *n_groups)
+{
+	for (int k = 0; k < n; k++) {
+		if (role[nodes[k]] != 0)
+			return;
+	}
+	*groups = st_xreallocarray(*groups, (size_t)*n_groups + 1, sizeof **groups);
+	f->last = nodes[n - 1];
+	(*groups)[*n_groups] = *f;
+	for (int k = 0; k < n - 1; k++)
+		role[nodes[k]] = -1;
+	role[nodes[n - 1]] = ++*n_groups;
+	/* x is read once by the group's replacement. */
+	val *x = find_val(I, f->x);
+	if (x != NULL) {
+		int inside = 0;
+		for (int k = 0; k < n; k++) {
+			const st_onnx_node *nd = &I->g->nodes[nodes[k]];
+			for (size_t j = 0; j < nd->n_inputs; j++)
+				inside += str_same(nd->inputs[j], f->x);
+		}
+		x->uses -= inside - 1;
+	}
+}
+
+/* x·f(x): Mul reading x and the single output of the chain ending in t. */
+static bool
+times_x(patterns *P, st_onnx_str x, st_onnx_str t, size_t *mul)
+{
+	const st_onnx_node *m = sole(P, t, "Mul", 2, mul);
+	st_onnx_str o;
+	return m != NULL && other_operand(m, t, &o) && str_same(o, x);
+}
+
+/* Finds the groups; role[i] is 0 (a node of its own), -1 (inside a group)
+ * or g + 1 (the last node of groups[g]). */
+static void
+find_patterns(imp *I, int *role, fusion **groups, int *n_groups)
+{
+	patterns P = { .g = I->g };
+	st_map_init(&P.consumers);
+	st_map_init(&P.producer);
+	st_map_init(&P.first_consumer);
+	for (size_t k = 0; k < I->g->n_nodes; k++) {
+		const st_onnx_node *n = &I->g->nodes[k];
+		for (size_t j = 0; j < n->n_inputs; j++) {
+			if (n->inputs[j].len == 0)
+				continue;
+			char *key = pat_key(&P, n->inputs[j]);
+			size_t c = (size_t)st_map_get(&P.consumers, key);
+			st_map_put(&P.consumers, key, (void *)(c + 1));
+			if (c == 0)
+				st_map_put(&P.first_consumer, key, (void *)(k + 1));
+		}
+		for (size_t j = 0; j < n->n_outputs; j++) {
+			if (n->outputs[j].len > 0)
+				st_map_put(&P.producer, pat_key(&P, n->outputs[j]), (void *)(k + 1));
+		}
+	}
+	/* Graph outputs count as readers: a value the graph returns stays. */
+	for (size_t k = 0; k < I->g->n_outputs; k++) {
+		char *key = pat_key(&P, I->g->outputs[k].name);
+		size_t c = (size_t)st_map_get(&P.consumers, key);
+		st_map_put(&P.consumers, key, (void *)(c + 2));
+	}
+	for (size_t k = 0; k < I->g->n_nodes; k++) {
+		const st_onnx_node *n = &I->g->nodes[k];
+		if (role[k] != 0)
+			continue;
+		size_t at[10];
+		fusion f = { 0 };
+		double c;
+		if (is_op(n, "Sigmoid", 1) && times_x(&P, n->inputs[0], n->outputs[0], &at[1])) {
+			at[0] = k;
+			f = (fusion){ .act = "silu", .x = n->inputs[0] };
+			add_fusion(I, &f, at, 2, role, groups, n_groups);
+		} else if (is_op(n, "HardSigmoid", 1) && near(attr_f(&(imp){ .node = n }, "alpha", 0.2), 1.0 / 6) &&
+		           near(attr_f(&(imp){ .node = n }, "beta", 0.5), 0.5) &&
+		           times_x(&P, n->inputs[0], n->outputs[0], &at[1])) {
+			at[0] = k;
+			f = (fusion){ .act = "hard_swish", .x = n->inputs[0] };
+			add_fusion(I, &f, at, 2, role, groups, n_groups);
+		} else if (is_op(n, "Softplus", 1)) {
+			const st_onnx_node *t = sole(&P, n->outputs[0], "Tanh", 1, &at[1]);
+			if (t != NULL && times_x(&P, n->inputs[0], t->outputs[0], &at[2])) {
+				at[0] = k;
+				f = (fusion){ .act = "mish", .x = n->inputs[0] };
+				add_fusion(I, &f, at, 3, role, groups, n_groups);
+			}
+		} else if (is_op(n, "Div", 2) && pat_scalar(I, &P, n->inputs[1], &c) && near(c, sqrt(2.0))) {
+			/* 0.5·x·(1 + erf(x / √2)), the 0.5 first or last. */
+			st_onnx_str x = n->inputs[0], o;
+			const st_onnx_node *e = sole(&P, n->outputs[0], "Erf", 1, &at[1]);
+			const st_onnx_node *a = e ? sole(&P, e->outputs[0], "Add", 2, &at[2]) : NULL;
+			if (a == NULL || !other_operand(a, e->outputs[0], &o) || !pat_scalar(I, &P, o, &c) || !near(c, 1))
+				continue;
+			const st_onnx_node *m1 = sole(&P, a->outputs[0], "Mul", 2, &at[3]);
+			if (m1 == NULL || !other_operand(m1, a->outputs[0], &o))
+				continue;
+			const st_onnx_node *m2 = sole(&P, m1->outputs[0], "Mul", 2, &at[4]);
+			st_onnx_str o2;
+			if (m2 == NULL || !other_operand(m2, m1->outputs[0], &o2))
+				continue;
+			/* Mul(x, u) then Mul(·, 0.5), or Mul(x·0.5, u). */
+			bool ok = str_same(o, x) && pat_scalar(I, &P, o2, &c) && near(c, 0.5);
+			if (!ok)
+				continue;
+			at[0] = k;
+			f = (fusion){ .act = "gelu", .x = x };
+			add_fusion(I, &f, at, 5, role, groups, n_groups);
+		} else if (is_op(n, "Mul", 2) && str_same(n->inputs[0], n->inputs[1])) {
+			/* 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) as the exporter writes it. */
+			st_onnx_str x = n->inputs[0], o;
+			const st_onnx_node *x3 = sole(&P, n->outputs[0], "Mul", 2, &at[1]);
+			if (x3 == NULL || !other_operand(x3, n->outputs[0], &o) || !str_same(o, x))
+				continue;
+			const st_onnx_node *a = sole(&P, x3->outputs[0], "Mul", 2, &at[2]);
+			if (a == NULL || !other_operand(a, x3->outputs[0], &o) || !pat_scalar(I, &P, o, &c) || !near(c, 0.044715))
+				continue;
+			const st_onnx_node *b = sole(&P, a->outputs[0], "Add", 2, &at[3]);
+			if (b == NULL || !other_operand(b, a->outputs[0], &o) || !str_same(o, x))
+				continue;
+			const st_onnx_node *cc = sole(&P, b->outputs[0], "Mul", 2, &at[4]);
+			if (cc == NULL || !other_operand(cc, b->outputs[0], &o) || !pat_scalar(I, &P, o, &c) ||
+			    !near(c, sqrt(2.0 / 3.14159265358979323846)))
+				continue;
+			const st_onnx_node *t = sole(&P, cc->outputs[0], "Tanh", 1, &at[5]);
+			const st_onnx_node *u = t ? sole(&P, t->outputs[0], "Add", 2, &at[6]) : NULL;
+			if (u == NULL || !other_operand(u, t->outputs[0], &o) || !pat_scalar(I, &P, o, &c) || !near(c, 1))
+				continue;
+			const st_onnx_node *v = sole(&P, u->outputs[0], "Mul", 2, &at[7]);
+			if (v == NULL || !other_operand(v, u->outputs[0], &o) || !str_same(o, x))
+				continue;
+			const st_onnx_node *h = sole(&P, v->outputs[0], "Mul", 2, &at[8]);
+			if (h == NULL || !other_operand(h, v->outputs[0], &o) || !pat_scalar(I, &P, o, &c) || !near(c, 0.5))
+				continue;
+			at[0] = k;
+			f = (fusion){ .act = "gelu", .gelu_tanh = true, .x = x };
+			add_fusion(I, &f, at, 9, role, groups, n_groups);
+		} else if (is_op(n, "Add", 2)) {
+			/* alpha·a + (1 − alpha)·b */
+			size_t i1 = 0, i2 = 0;
+			const st_onnx_node *m1 = pat_producer(&P, n->inputs[0], &i1), *m2 = pat_producer(&P, n->inputs[1], &i2);
+			if (!is_op(m1, "Mul", 2) || !is_op(m2, "Mul", 2) || m1 == m2 || pat_count(&P, n->inputs[0]) != 1 ||
+			    pat_count(&P, n->inputs[1]) != 1 || role[i1] != 0 || role[i2] != 0)
+				continue;
+			double c1, c2;
+			int s1 = pat_scalar(I, &P, m1->inputs[1], &c1) ? 1 : pat_scalar(I, &P, m1->inputs[0], &c1) ? 0 : -1;
+			int s2 = pat_scalar(I, &P, m2->inputs[1], &c2) ? 1 : pat_scalar(I, &P, m2->inputs[0], &c2) ? 0 : -1;
+			if (s1 < 0 || s2 < 0 || !near(c1 + c2, 1) || c1 < 0 || c1 > 1)
+				continue;
+			size_t order[3] = { i1 < i2 ? i1 : i2, i1 < i2 ? i2 : i1, k };
+			f = (fusion){ .act = NULL, .x = m1->inputs[1 - s1], .b = m2->inputs[1 - s2], .alpha = c1 };
+			add_fusion(I, &f, order, 3, role, groups, n_groups);
+		}
+	}
+	for (size_t k = 0; k < P.n_keys; k++)
+		free(P.keys[k]);
+	free(P.keys);
+	st_map_free(&P.consumers);
+	st_map_free(&P.producer);
+	st_map_free(&P.first_consumer);
+}
+
+/* Makes a found group at its last node. */
+static int
+map_fusion(imp *I, const fusion *f)
+{
+	st_onnx_node node = *I->node;
+	st_onnx_str in[2] = { f->x, f->b };
+	node.inputs = in;
+	node.n_inputs = f->act ? 1 : 2;
+	node.n_attributes = 0;
+	const st_onnx_node *real = I->node;
+	I->node = &node;
+	int rc;
+	if (f->act != NULL) {
+		st_layer *l;
+		rc = activation(I, f->act, &l);
+		if (rc == 0 && f->gelu_tanh)
+			rc = set_act_param(I, l, "approximate", 1);
+	} else {
+		st_port a, b;
+		rc = in_port(I, 0, &a);
+		if (rc == 0)
+			rc = in_port(I, 1, &b);
+		if (rc == 0) {
+			st_layer *l = node_layer(I, "linear_blend");
+			link_in(I, l, 0, a);
+			link_in(I, l, 1, b);
+			set_out_port(I, 0, l, 0);
+			rc = set_double(I, l, "alpha", (float)f->alpha);
+		}
+	}
+	I->node = real;
+	if (rc > 0) {
+		node_msg(I, ST_SEVERITY_ERROR, "%s", I->why);
+		rc = -1;
+	}
+	if (rc == 0)
+		I->n_folded++;
+	return rc;
+}
+
 static int
 import_nodes(imp *I)
 {
@@ -3053,11 +3404,19 @@ import_nodes(imp *I)
 	if (order == NULL)
 		return -1;
 	int rc = 0;
+	int *role = st_xcalloc(I->g->n_nodes ? I->g->n_nodes : 1, sizeof *role);
+	fusion *groups = NULL;
+	int n_groups = 0;
+	find_patterns(I, role, &groups, &n_groups);
 	for (size_t o = 0; o < I->g->n_nodes && rc == 0; o++) {
 		I->node_index = order[o];
 		I->node = &I->g->nodes[order[o]];
 		I->why[0] = '\0';
-		for (size_t k = 0; k < I->node->n_inputs; k++) {
+		if (role[order[o]] < 0) {
+			I->n_folded++;
+			continue;
+		}
+		for (size_t k = 0; k < I->node->n_inputs && role[order[o]] == 0; k++) {
 			if (!has_input(I, k))
 				continue;
 			val *v = in_val(I, k);
@@ -3077,7 +3436,7 @@ import_nodes(imp *I)
 			break;
 		}
 		int mark = I->graph->n_layers;
-		rc = map_node(I);
+		rc = role[order[o]] > 0 ? map_fusion(I, &groups[role[order[o]] - 1]) : map_node(I);
 		if (rc > 0) {
 			rollback(I, mark);
 			node_msg(I, ST_SEVERITY_INFO, "kept as an onnx_operator layer: %s", I->why);
@@ -3086,6 +3445,8 @@ import_nodes(imp *I)
 	}
 	I->node = NULL;
 	free(order);
+	free(role);
+	free(groups);
 	return rc;
 }
 
