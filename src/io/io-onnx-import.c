@@ -123,9 +123,26 @@ bf16_to_double(uint16_t v)
 	return f;
 }
 
-/* Decodes src's values into c->f or c->i. Returns 0, or -1 with why. */
+static int cten_decode_into(cten *c, char *why, size_t size);
+
+/* Decodes src's values into c->f or c->i. Returns 0, or -1 with why (and
+ * nothing decoded, so that a second try fails the same way). */
 static int
 cten_decode(cten *c, char *why, size_t size)
+{
+	if (c->f != NULL || c->i != NULL)
+		return 0;
+	if (cten_decode_into(c, why, size) == 0)
+		return 0;
+	free(c->f);
+	free(c->i);
+	c->f = NULL;
+	c->i = NULL;
+	return -1;
+}
+
+static int
+cten_decode_into(cten *c, char *why, size_t size)
 {
 	if (c->f != NULL || c->i != NULL)
 		return 0;
