@@ -285,7 +285,7 @@ typedef struct st_onnx_import_options {
 	const st_onnx_tensor *const *known_values;
 } st_onnx_import_options;
 
-typedef struct st_onnx_import {
+typedef struct st_onnx_import_result {
 	st_graph *graph;        /* owned; set to NULL to take it */
 	int n_inputs;           /* graph inputs that are not initializers, in ONNX order */
 	char **input_layers;    /* the input layer fed for each, or NULL when frozen */
@@ -294,7 +294,7 @@ typedef struct st_onnx_import {
 	int n_placeholders;     /* onnx_operator layers made */
 	int n_folded;           /* nodes evaluated or folded away */
 	int opset;              /* the default domain's version the model imported */
-} st_onnx_import;
+} st_onnx_import_result;
 
 /* Builds a graph over registry r from an ONNX model: standard layers for
  * the operators Strata maps, constants folded, activations attached,
@@ -303,7 +303,7 @@ typedef struct st_onnx_import {
  * (graph.node[i] "name" (OpType)). Returns 0 or -1; free out with
  * st_onnx_import_free either way. */
 int st_onnx_import(const st_onnx_model *m, const st_registry *r, const st_onnx_import_options *opt,
-                   st_onnx_import *out, st_diag *d);
-void st_onnx_import_free(st_onnx_import *imp);
+                   st_onnx_import_result *out, st_diag *d);
+void st_onnx_import_free(st_onnx_import_result *imp);
 
 #endif
