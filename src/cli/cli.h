@@ -90,6 +90,8 @@ int cli_cmd_layers(const cli_args *a);
 int cli_cmd_plugins(const cli_args *a);
 int cli_cmd_new(const cli_args *a);
 int cli_cmd_run(const cli_args *a);
+int cli_cmd_import(const cli_args *a);
+int cli_cmd_export(const cli_args *a);
 int cli_cmd_edit(const cli_args *a);
 int cli_cmd_help(const cli_args *a);
 int cli_cmd_version(const cli_args *a);

@@ -69,6 +69,33 @@ static const cli_option run_options[] = {
 	{ NULL, 0, NULL, NULL, false },
 };
 
+static const cli_option import_options[] = {
+	{ "output", 'o', "MODEL", "the model file to write (default: the ONNX file's name, .strata.json, here)",
+	  false },
+	{ "weights-out", 'w', "DIR", "folder for the weights (default: MODEL's name with -weights, beside it)", false },
+	{ "default-dim", 0, "N", "size given to symbolic dimensions such as a batch 'N' (default 1)", false },
+	{ "force", 0, NULL, "replace an existing model file and weights folder", false },
+	{ "verbose", 'v', NULL, "also list what was folded, attached or kept as a placeholder", false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
+static const cli_option export_options[] = {
+	{ "output", 'o', "FILE", "the file to write (required; never the model itself)", false },
+	{ "weights", 'w', "DIR", "weights folder (default: the model's 'weights' setting)", false },
+	{ "allow-outside-paths", 0, NULL, "let the model's own paths leave its folder (absolute, '..', links)",
+	  false },
+	{ "random-weights", 0, NULL, "write seeded random weights (as strata run --random-weights)", false },
+	{ "seed", 0, "N", "seed for --random-weights (default 0)", false },
+	{ "opset", 0, "N", "ONNX opset of the default domain, 13 to 21 (default 17)", false },
+	{ "fp16", 0, NULL, "write inputs, outputs, weights and computation as float16", false },
+	{ "no-tensor-sizes", 0, NULL, "give graph inputs and outputs dimension variables, not sizes", false },
+	{ "allow-placeholders", 0, NULL,
+	  "write layers without an ONNX operator as ai.strata nodes, and keep placeholder operators of "
+	  "other domains",
+	  false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
 static const cli_option no_options[] = { { NULL, 0, NULL, NULL, false } };
 
 const cli_command cli_commands[] = {
@@ -93,9 +120,23 @@ const cli_command cli_commands[] = {
 	  "or random ones), feeds its inputs from .npy or image files, runs it and prints the timing "
 	  "and a summary of every output, or writes outputs to files. Ctrl-C stops between layers.",
 	  run_options, 1, 1, CLI_COMPLETE_MODEL, cli_cmd_run },
+	{ "export", "onnx MODEL", "export a model to ONNX",
+	  "Checks MODEL and writes it as an ONNX model to the file given by -o, with its weights "
+	  "(from the weights folder, or seeded random ones) as initializers. Every standard layer "
+	  "becomes ONNX operators; placeholder layers are written back as the operators they came "
+	  "from. Exits 1 when the model cannot be exported (type errors, refused placeholders) and 2 "
+	  "on bad usage or unreadable weights.",
+	  export_options, 2, 2, CLI_COMPLETE_MODEL, cli_cmd_export },
 	{ "new", "FILE", "create an empty model",
 	  "Writes an empty model to FILE. An existing file is kept unless --force is given.",
 	  new_options, 1, 1, CLI_COMPLETE_FILE, cli_cmd_new },
+	{ "import", "FILE.onnx", "import an ONNX model",
+	  "Reads an ONNX model and writes a Strata model and its weights folder "
+	  "(layerName_weightType.npy, FP32). Operators map to standard layers, constants and "
+	  "shape arithmetic are evaluated, activations are attached to the layer before them, and "
+	  "an operator Strata has no layer for is kept as an onnx_operator layer, so that the model "
+	  "still opens and exports back unchanged. Existing files are kept unless --force is given.",
+	  import_options, 1, 1, CLI_COMPLETE_FILE, cli_cmd_import },
 	{ "edit", "MODEL", "edit a model, in the TUI or headless",
 	  "Opens the editor on MODEL (created on the first save when it does not exist); "
 	  "'strata MODEL' does the same. With -c or -f, runs edit commands on MODEL without the "

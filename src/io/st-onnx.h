@@ -285,7 +285,7 @@ typedef struct st_onnx_import_options {
 	const st_onnx_tensor *const *known_values;
 } st_onnx_import_options;
 
-typedef struct st_onnx_import_result {
+typedef struct st_onnx_import {
 	st_graph *graph;        /* owned; set to NULL to take it */
 	int n_inputs;           /* graph inputs that are not initializers, in ONNX order */
 	char **input_layers;    /* the input layer fed for each, or NULL when frozen */
@@ -294,7 +294,7 @@ typedef struct st_onnx_import_result {
 	int n_placeholders;     /* onnx_operator layers made */
 	int n_folded;           /* nodes evaluated or folded away */
 	int opset;              /* the default domain's version the model imported */
-} st_onnx_import_result;
+} st_onnx_import;
 
 /* Builds a graph over registry r from an ONNX model: standard layers for
  * the operators Strata maps, constants folded, activations attached,
@@ -302,8 +302,32 @@ typedef struct st_onnx_import_result {
  * the graph out afterwards). Errors and notes go to d, naming the node
  * (graph.node[i] "name" (OpType)). Returns 0 or -1; free out with
  * st_onnx_import_free either way. */
-int st_onnx_import(const st_onnx_model *m, const st_registry *r, const st_onnx_import_options *opt,
-                   st_onnx_import_result *out, st_diag *d);
-void st_onnx_import_free(st_onnx_import_result *imp);
+int st_onnx_import_model(const st_onnx_model *m, const st_registry *r, const st_onnx_import_options *opt,
+                         st_onnx_import *out, st_diag *d);
+void st_onnx_import_free(st_onnx_import *imp);
+
+typedef struct st_onnx_file_options {
+	int64_t default_dim;          /* as in st_onnx_import_options */
+	bool force;                   /* replace an existing model file and weights folder */
+	void (*place)(st_graph *g);   /* lays the graph out before it is saved, or NULL */
+} st_onnx_file_options;
+
+typedef struct st_onnx_import_summary {
+	int n_layers, errors, opset, n_placeholders, n_folded;
+	bool weights_outside;         /* the weights folder is not inside the model's folder */
+} st_onnx_import_summary;
+
+/* Imports the ONNX file onnx into the model file model and the weights
+ * folder weights. The weights are written into a new folder first and
+ * moved into place, and the model saved atomically, only when everything
+ * worked: a failure leaves the user's files as they were. Returns 0; -2
+ * when the files cannot be used (unreadable, or existing without force);
+ * -1 when the import failed. Reasons and notes go to d. */
+int st_onnx_import_file(const char *onnx, const char *model, const char *weights, const st_registry *r,
+                        const st_onnx_file_options *fo, st_onnx_import_summary *sum, st_diag *d);
+/* "dir/name.onnx" -> "name.strata.json" (in the current folder); caller frees. */
+char *st_onnx_default_model_path(const char *onnx);
+/* "dir/name.strata.json" -> "dir/name-weights"; caller frees. */
+char *st_onnx_default_weights_path(const char *model);
 
 #endif

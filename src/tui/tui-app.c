@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "st-onnx.h"
 #include "tui-app.h"
 
 /* The editor's own commands, beside the session's st_commands. */
@@ -20,6 +21,7 @@ const st_app_command_desc st_app_commands[] = {
 	{ "wq", "", "save and quit" },
 	{ "x", "", "save when changed, and quit" },
 	{ "e!", "", "reload the model from disk, dropping unsaved edits" },
+	{ "import", "FILE.onnx [MODEL]", "import an ONNX model into MODEL and its weights folder, and open it" },
 	{ "layout", "", "lay the graph out automatically (one undoable edit)" },
 	{ "toggle", "shapes|grid|minimap", "show or hide tensor shapes, the grid or the minimap" },
 	{ "theme", "[NAME]", "switch to a theme, or list them" },
@@ -326,6 +328,52 @@ reload(st_app *app)
 	return 0;
 }
 
+/* :import FILE.onnx [MODEL]: the ONNX model becomes MODEL (and its weights
+ * folder beside it), which the editor then opens in place of this one. */
+static int
+import_onnx(st_app *app, int argc, char **argv)
+{
+	if (argc < 2 || argc > 3) {
+		st_app_message(app, ST_SEVERITY_ERROR, "import takes FILE.onnx [MODEL]");
+		return -1;
+	}
+	if (st_session_dirty(app->session)) {
+		st_app_message(app, ST_SEVERITY_ERROR,
+		               "this model has unsaved changes: save them (:w) or drop them (:e!) before importing");
+		return -1;
+	}
+	char *model = argc == 3 ? st_xstrdup(argv[2]) : st_onnx_default_model_path(argv[1]);
+	char *weights = st_onnx_default_weights_path(model);
+	st_onnx_file_options fo = { .default_dim = 1, .place = place_if_unplaced };
+	st_onnx_import_summary sum;
+	st_diag d;
+	st_diag_init(&d);
+	int rc = st_onnx_import_file(argv[1], model, weights, app->registry, &fo, &sum, &d);
+	if (rc != 0) {
+		const char *why = "it cannot be read";
+		for (int i = 0; i < d.count; i++) {
+			if (d.items[i].severity == ST_SEVERITY_ERROR) {
+				why = d.items[i].text;
+				break;
+			}
+		}
+		st_app_message(app, ST_SEVERITY_ERROR, "not imported: %s", why);
+	} else {
+		free(app->path);
+		app->path = st_xstrdup(model);
+		follow_path(app);
+		rc = reload(app);
+		if (rc == 0)
+			st_app_message(app, sum.n_placeholders ? ST_SEVERITY_WARNING : ST_SEVERITY_INFO,
+			               "imported %s into %s (weights in %s): %d layers%s", argv[1], model, weights, sum.n_layers,
+			               sum.n_placeholders ? ", with operators Strata has no layer for (see the checks)" : "");
+	}
+	st_diag_free(&d);
+	free(model);
+	free(weights);
+	return rc;
+}
+
 static void
 overwrite_answer(st_app *app, char choice, void *arg)
 {
@@ -439,6 +487,8 @@ editor_command(st_app *app, int argc, char **argv, int *rc)
 			app->quit = true;
 	} else if (strcmp(c, "e!") == 0) {
 		*rc = reload(app);
+	} else if (strcmp(c, "import") == 0) {
+		*rc = import_onnx(app, argc, argv);
 	} else if (strcmp(c, "layout") == 0) {
 		place_all(app);
 	} else if (strcmp(c, "toggle") == 0) {

@@ -26,7 +26,11 @@ typedef struct menu {
 static const menu menus[] = {
 	{ "File", { { "Save", "w" }, { "Save and quit", "wq" }, { "Quit", "q" }, { "Quit without saving", "q!" } } },
 	{ "Edit",
-	  { { "Undo", "undo" }, { "Redo", "redo" }, { "Lay out the graph", "layout" }, { "Command line...", NULL } } },
+	  { { "Undo", "undo" },
+	    { "Redo", "redo" },
+	    { "Lay out the graph", "layout" },
+	    { "Import ONNX model...", "import " },
+	    { "Command line...", NULL } } },
 	{ "View",
 	  { { "Tensor shapes on links", "toggle shapes" },
 	    { "Background grid", "toggle grid" },
@@ -812,10 +816,12 @@ st_overlay_key(st_app *app, const st_key *k)
 		} else if (is(k, "<Enter>")) {
 			const menu_item *item = &menus[app->menu_index].items[app->menu_item];
 			app->overlay = ST_OVERLAY_NONE;
-			if (item->command)
+			size_t len = item->command ? strlen(item->command) : 0;
+			if (len > 0 && item->command[len - 1] != ' ') {
 				st_app_command(app, item->command);
-			else {
-				st_field_set(&app->command, "");
+			} else {
+				/* "import ": the command line, started, for the rest. */
+				st_field_set(&app->command, item->command ? item->command : "");
 				app->overlay = ST_OVERLAY_COMMAND;
 			}
 		} else if (k->kind == ST_KEY_KEY && k->name[1] == '\0') {

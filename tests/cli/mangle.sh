@@ -40,6 +40,7 @@ mangle npy "$src"/examples/fashion_mnist/weights/*.npy "$src"/examples/fashion_m
 mangle image $(find "$src/tests/data" \( -name '*.png' -o -name '*.jpg' \) | sort) \
 	"$src"/tests/fuzz/corpus/image/*
 mangle onnx "$src"/tests/fuzz/corpus/onnx/*
+mangle onnx-import "$src"/tests/fuzz/corpus/onnx-import/*
 
 if [ -x "$tools/mangle-theme" ]; then
 	mangle theme "$src"/themes/*.theme "$src"/tests/fuzz/corpus/theme/*

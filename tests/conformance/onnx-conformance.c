@@ -540,42 +540,76 @@ unsupported_feature(const st_onnx_graph *g, const pb_value *ins, const st_onnx_s
 	return NULL;
 }
 
-/* "op X has no Strata layer" for the imported graph's placeholders (in
- * graph order, each op once), or NULL when there are none; caller frees. */
-static char *
-placeholder_reason(const st_graph *g)
+/* Appends item to a ", "-separated list unless it is there already. */
+static void
+add_once(st_buf *list, int *n, const char *item)
 {
-	st_buf ops;
+	char *hay = st_xasprintf(", %s,", list->data ? list->data : "");
+	char *needle = st_xasprintf(", %s,", item);
+	if (strstr(hay, needle) == NULL) {
+		st_buf_printf(list, "%s%s", *n ? ", " : "", item);
+		(*n)++;
+	}
+	free(hay);
+	free(needle);
+}
+
+/* Why the importer kept nodes as onnx_operator placeholders, from its
+ * notes ("graph.node[3] "n" (Abs): kept as an onnx_operator layer: op Abs
+ * has no Strata layer"): "op X has no Strata layer", "ops X, Y have no
+ * Strata layer", or the importer's own reason for an operator Strata maps
+ * only in part ("MaxPool: pooling runs on float tensors here, not uint8").
+ * NULL when nothing was kept; caller frees. */
+static char *
+placeholder_reason(const st_onnx_import *imp, const st_diag *d)
+{
+	static const char marker[] = "): kept as an onnx_operator layer: ";
+	st_buf ops, others;
 	st_buf_init(&ops);
-	int n = 0;
-	for (int i = 0; g != NULL && i < g->n_layers; i++) {
-		const st_layer *l = g->layers[i];
+	st_buf_init(&others);
+	int n_ops = 0, n_others = 0;
+	for (int i = 0; imp->n_placeholders > 0 && i < d->count; i++) {
+		const char *text = d->items[i].text;
+		const char *at = strstr(text, marker);
+		if (at == NULL)
+			continue;
+		const char *open = at;
+		while (open > text && *open != '(')
+			open--;
+		char *op = st_xstrndup(open + 1, (size_t)(at - open - 1));
+		const char *why = at + strlen(marker);
+		char *plain = st_xasprintf("op %s has no Strata layer", op);
+		if (strcmp(why, plain) == 0) {
+			add_once(&ops, &n_ops, op);
+		} else {
+			char *item = st_xasprintf("%s: %s", op, why);
+			add_once(&others, &n_others, item);
+			free(item);
+		}
+		free(plain);
+		free(op);
+	}
+	/* Placeholders without a note still count. */
+	for (int i = 0; n_ops + n_others == 0 && imp->graph != NULL && i < imp->graph->n_layers; i++) {
+		const st_layer *l = imp->graph->layers[i];
 		if (strcmp(l->type_name, "onnx_operator") != 0 || l->type == NULL)
 			continue;
-		const st_layer_desc *desc = l->type->desc;
-		int pt = st_params_find(desc->params, desc->n_params, "op_type");
-		int pd = st_params_find(desc->params, desc->n_params, "domain");
-		const char *op = pt >= 0 && l->params.values[pt].s ? l->params.values[pt].s : "?";
-		const char *dom = pd >= 0 && l->params.values[pd].s ? l->params.values[pd].s : "";
-		char *full = st_xasprintf("%s%s%s", dom, dom[0] ? "." : "", op);
-		/* Each op once: look for ", full," in ", list,". */
-		char *hay = st_xasprintf(", %s,", ops.data ? ops.data : "");
-		char *needle = st_xasprintf(" %s,", full);
-		if (strstr(hay, needle) == NULL) {
-			st_buf_printf(&ops, "%s%s", n ? ", " : "", full);
-			n++;
-		}
-		free(hay);
-		free(needle);
-		free(full);
+		int pt = st_params_find(l->type->desc->params, l->type->desc->n_params, "op_type");
+		add_once(&ops, &n_ops, pt >= 0 && l->params.values[pt].s ? l->params.values[pt].s : "?");
 	}
-	if (n == 0) {
-		st_buf_free(&ops);
-		return NULL;
+	char *why = NULL;
+	if (n_ops + n_others > 0) {
+		st_buf all;
+		st_buf_init(&all);
+		if (n_ops > 0)
+			st_buf_printf(&all, "%s %s %s no Strata layer", n_ops > 1 ? "ops" : "op", ops.data,
+			              n_ops > 1 ? "have" : "has");
+		if (n_others > 0)
+			st_buf_printf(&all, "%s%s", n_ops ? "; " : "", others.data);
+		why = st_buf_take(&all);
 	}
-	char *why = st_xasprintf("%s %s %s no Strata layer", n > 1 ? "ops" : "op", ops.data,
-	                         n > 1 ? "have" : "has");
 	st_buf_free(&ops);
+	st_buf_free(&others);
 	return why;
 }
 
@@ -605,7 +639,7 @@ run_test(const char *dir, const char *weights, const run_options *ro, char *why,
 	memset(&holder, 0, sizeof holder);
 	st_diag d;
 	st_diag_init(&d);
-	st_onnx_import_result imp;
+	st_onnx_import imp;
 	memset(&imp, 0, sizeof imp);
 	st_plan *plan = NULL;
 	pb_value *ins = NULL, *outs = NULL;
@@ -705,12 +739,12 @@ run_test(const char *dir, const char *weights, const run_options *ro, char *why,
 		.weights_dir = weights, .n_known = n_in_files,
 		.known_names = (const char *const *)names, .known_values = known,
 	};
-	rc = st_onnx_import(&model, ro->registry, &opt, &imp, &d);
+	rc = st_onnx_import_model(&model, ro->registry, &opt, &imp, &d);
 	if (ro->verbose && d.count > 0) {
 		printf("  import:\n");
 		st_diag_print(&d, stdout);
 	}
-	char *ops = placeholder_reason(imp.graph);
+	char *ops = placeholder_reason(&imp, &d);
 	if (ops != NULL) {
 		result = OUT_UNSUPPORTED;
 		snprintf(why, size, "%s", ops);

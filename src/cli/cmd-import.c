@@ -1,0 +1,89 @@
+/* strata import: an ONNX model in, a Strata model and its weights out. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "st-onnx.h"
+#ifdef ST_HAVE_TUI
+#include "st-tui.h"
+#endif
+
+#ifdef ST_HAVE_TUI
+static void
+lay_out(st_graph *g)
+{
+	int *xy = st_layout_graph(g);
+	for (int i = 0; i < g->n_layers; i++) {
+		g->layers[i]->x = xy[2 * i];
+		g->layers[i]->y = xy[2 * i + 1];
+	}
+	free(xy);
+}
+#endif
+
+int
+cli_cmd_import(const cli_args *a)
+{
+	const char *onnx = a->argv[0];
+	st_onnx_file_options fo = { .default_dim = 1, .force = cli_flag(a, "force") };
+#ifdef ST_HAVE_TUI
+	fo.place = lay_out;
+#endif
+	if (cli_value(a, "default-dim")) {
+		char *end;
+		errno = 0;
+		long long v = strtoll(cli_value(a, "default-dim"), &end, 10);
+		if (errno || *end || v < 1 || v > INT32_MAX) {
+			fprintf(stderr, "strata import: --default-dim must be a whole number from 1, not '%s'\n",
+			        cli_value(a, "default-dim"));
+			return EXIT_USAGE;
+		}
+		fo.default_dim = v;
+	}
+	char *model = cli_value(a, "output") ? st_xstrdup(cli_value(a, "output")) : st_onnx_default_model_path(onnx);
+	char *weights = cli_value(a, "weights-out") ? st_xstrdup(cli_value(a, "weights-out"))
+	                                            : st_onnx_default_weights_path(model);
+	st_registry *r = cli_registry();
+	st_diag d;
+	st_diag_init(&d);
+	st_onnx_import_summary sum;
+	int irc = st_onnx_import_file(onnx, model, weights, r, &fo, &sum, &d);
+	bool verbose = cli_flag(a, "verbose");
+	for (int i = 0; i < d.count; i++) {
+		const st_diag_item *it = &d.items[i];
+		if (it->severity == ST_SEVERITY_INFO && !verbose)
+			continue;
+		fprintf(stderr, "%s: %s: %s\n", onnx, st_severity_name(it->severity), it->text);
+	}
+	int rc = EXIT_OK;
+	if (irc != 0) {
+		fprintf(stderr, "strata import: %s was not imported; nothing was written\n", onnx);
+		rc = irc == -2 ? EXIT_USAGE : EXIT_PROBLEM;
+	} else {
+		printf("imported %s (opset %d): %d layers", onnx, sum.opset, sum.n_layers);
+		if (sum.n_folded > 0)
+			printf(", %d nodes folded", sum.n_folded);
+		printf("\nwrote %s and %s/\n", model, weights);
+		if (sum.weights_outside)
+			printf("note: %s lies outside the model's folder: 'strata run' needs -w %s or "
+			       "--allow-outside-paths\n",
+			       weights, weights);
+		if (sum.n_placeholders > 0)
+			printf("%d operator%s ha%s no Strata layer and %s kept as onnx_operator layer%s; 'strata check %s' "
+			       "names them\n",
+			       sum.n_placeholders, sum.n_placeholders == 1 ? "" : "s", sum.n_placeholders == 1 ? "s" : "ve",
+			       sum.n_placeholders == 1 ? "is" : "are", sum.n_placeholders == 1 ? "" : "s", model);
+		else if (sum.errors > 0)
+			printf("the model has %d type-check error%s; 'strata check %s' lists them\n", sum.errors,
+			       sum.errors == 1 ? "" : "s", model);
+	}
+	st_diag_free(&d);
+	st_registry_free(r);
+	free(model);
+	free(weights);
+	return rc;
+}
