@@ -540,14 +540,14 @@ unsupported_feature(const st_onnx_graph *g, const pb_value *ins, const st_onnx_s
 	return NULL;
 }
 
-/* Appends item to a ", "-separated list unless it is there already. */
+/* Appends item to a list separated by sep unless it is there already. */
 static void
-add_once(st_buf *list, int *n, const char *item)
+add_once(st_buf *list, int *n, const char *item, const char *sep)
 {
-	char *hay = st_xasprintf(", %s,", list->data ? list->data : "");
-	char *needle = st_xasprintf(", %s,", item);
+	char *hay = st_xasprintf("%s%s%s", sep, list->data ? list->data : "", sep);
+	char *needle = st_xasprintf("%s%s%s", sep, item, sep);
 	if (strstr(hay, needle) == NULL) {
-		st_buf_printf(list, "%s%s", *n ? ", " : "", item);
+		st_buf_printf(list, "%s%s", *n ? sep : "", item);
 		(*n)++;
 	}
 	free(hay);
@@ -580,10 +580,10 @@ placeholder_reason(const st_onnx_import *imp, const st_diag *d)
 		const char *why = at + strlen(marker);
 		char *plain = st_xasprintf("op %s has no Strata layer", op);
 		if (strcmp(why, plain) == 0) {
-			add_once(&ops, &n_ops, op);
+			add_once(&ops, &n_ops, op, ", ");
 		} else {
 			char *item = st_xasprintf("%s: %s", op, why);
-			add_once(&others, &n_others, item);
+			add_once(&others, &n_others, item, "; ");
 			free(item);
 		}
 		free(plain);
@@ -595,7 +595,7 @@ placeholder_reason(const st_onnx_import *imp, const st_diag *d)
 		if (strcmp(l->type_name, "onnx_operator") != 0 || l->type == NULL)
 			continue;
 		int pt = st_params_find(l->type->desc->params, l->type->desc->n_params, "op_type");
-		add_once(&ops, &n_ops, pt >= 0 && l->params.values[pt].s ? l->params.values[pt].s : "?");
+		add_once(&ops, &n_ops, pt >= 0 && l->params.values[pt].s ? l->params.values[pt].s : "?", ", ");
 	}
 	char *why = NULL;
 	if (n_ops + n_others > 0) {
