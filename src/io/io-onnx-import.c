@@ -80,6 +80,27 @@ cten_free(cten *c)
 	free(c);
 }
 
+/* Most elements a tensor computed at import may have (a guard against
+ * files that ask for absurd constants). */
+#define FOLD_LIMIT ((int64_t)1 << 26)
+
+/* Whether dims (none negative) describe at most FOLD_LIMIT elements. */
+static bool
+dims_ok(int rank, const int64_t *dims)
+{
+	int64_t n = 1;
+	for (int k = 0; k < rank; k++) {
+		if (dims[k] < 0)
+			return false;
+		if (dims[k] == 0)
+			return true;
+		if (n > FOLD_LIMIT / dims[k])
+			return false;
+		n *= dims[k];
+	}
+	return true;
+}
+
 static cten *
 cten_new(int32_t type, int rank, const int64_t *dims)
 {
@@ -149,16 +170,33 @@ cten_decode_into(cten *c, char *why, size_t size)
 	const st_onnx_tensor *t = c->src;
 	size_t n = (size_t)c->count;
 	bool fl = is_float_type(c->type);
+	int esize = st_onnx_data_type_size(c->type);
+	bool raw = t->raw_data.data != NULL || t->external != NULL;
+	const void *data = NULL;
+	size_t len;
+	/* The data must be there before anything is allocated for it. */
+	if (raw && st_onnx_tensor_bytes(t, &data, &len, why, size) != 0)
+		return -1;
+	if (!raw) {
+		size_t have;
+		switch (c->type) {
+		case ST_ONNX_FLOAT: have = t->n_float_data; break;
+		case ST_ONNX_DOUBLE: have = t->n_double_data; break;
+		case ST_ONNX_INT64: have = t->n_int64_data; break;
+		case ST_ONNX_UINT32: case ST_ONNX_UINT64: have = t->n_uint64_data; break;
+		default: have = t->n_int32_data; break;
+		}
+		if (have != n) {
+			snprintf(why, size, "tensor '%.*s' holds %zu values for dims of %zu elements",
+			         (int)t->name.len, t->name.data ? t->name.data : "", have, n);
+			return -1;
+		}
+	}
 	if (fl)
 		c->f = st_xcalloc(n ? n : 1, sizeof *c->f);
 	else
 		c->i = st_xcalloc(n ? n : 1, sizeof *c->i);
-	int esize = st_onnx_data_type_size(c->type);
-	if (t->raw_data.data != NULL || t->external != NULL) {
-		const void *data;
-		size_t len;
-		if (st_onnx_tensor_bytes(t, &data, &len, why, size) != 0)
-			return -1;
+	if (raw) {
 		const uint8_t *p = data;
 		for (size_t k = 0; k < n; k++, p += esize) {
 			switch (c->type) {
@@ -720,6 +758,16 @@ write_npy(imp *I, const char *layer, const char *weight, st_dtype dtype, int ran
 static float *
 cten_floats(imp *I, cten *c)
 {
+	/* Weights in float32 bytes go straight across, without the doubles. */
+	const void *data;
+	size_t len;
+	if (c->f == NULL && c->src != NULL && c->type == ST_ONNX_FLOAT &&
+	    (c->src->raw_data.data != NULL || c->src->external != NULL) &&
+	    st_onnx_tensor_bytes(c->src, &data, &len, I->why, sizeof I->why) == 0) {
+		float *out = st_xmalloc(len ? len : 1);
+		memcpy(out, data, len);
+		return out;
+	}
 	if (cten_decode(c, I->why, sizeof I->why) != 0) {
 		node_msg(I, ST_SEVERITY_ERROR, "%s", I->why);
 		return NULL;
@@ -1162,6 +1210,8 @@ fold_binary(const char *op, const cten *a, const cten *b)
 	int r = broadcast(a->dims, a->rank, b->dims, b->rank, dims);
 	if (r < 0)
 		return NULL;
+	if (!dims_ok(r, dims))
+		return NULL;
 	cten *c = cten_new(strcmp(op, "equal") == 0 ? ST_ONNX_BOOL : a->type, r, dims);
 	int64_t idx[ST_MAX_RANK] = { 0 };
 	bool integer = c->i != NULL && a->i != NULL;
@@ -1191,11 +1241,12 @@ fold_binary(const char *op, const cten *a, const cten *b)
 static bool
 all_known(imp *I)
 {
+	/* Every input given (an omitted one means nothing here) and known. */
 	for (size_t k = 0; k < I->node->n_inputs; k++) {
-		if (has_input(I, k) && in_const(I, k) == NULL)
+		if (in_const(I, k) == NULL)
 			return false;
 	}
-	return true;
+	return I->node->n_inputs > 0;
 }
 
 /* Legacy broadcast (opset < 7, broadcast=1): B's dims line up with A's
@@ -1245,10 +1296,9 @@ map_eltwise(imp *I, const char *op)
 			cten *r = fold_binary(op, acc, b);
 			free(tmpb);
 			cten_free(acc);
-			if (r == NULL) {
-				node_msg(I, ST_SEVERITY_ERROR, "input shapes do not broadcast");
-				return -1;
-			}
+			if (r == NULL)
+				return unsupported(I, "its constant inputs do not broadcast, or the result is too large "
+				                      "to compute at import");
 			acc = r;
 		}
 		set_out_const(I, 0, acc);
@@ -2327,6 +2377,8 @@ map_dropout(imp *I)
 		const st_shape *s = in_shape(I, 0, &tmp);
 		if (s == NULL)
 			return unsupported(I, "its mask output needs the input's shape");
+		if (!dims_ok(s->rank, s->dims))
+			return unsupported(I, "its mask output is too large to make at import");
 		cten *mask = cten_new(ST_ONNX_BOOL, s->rank, s->dims);
 		for (int64_t k = 0; k < mask->count; k++)
 			mask->i[k] = 1;
@@ -2440,6 +2492,8 @@ map_gather(imp *I)
 		outer *= x->dims[k];
 	for (int k = ax + 1; k < x->rank; k++)
 		inner *= x->dims[k];
+	if (!dims_ok(r, dims))
+		return unsupported(I, "its result is too large to compute at import");
 	cten *o = cten_new(x->type, r, dims);
 	int64_t at = 0;
 	for (int64_t a = 0; a < outer; a++) {
@@ -2579,6 +2633,8 @@ map_constant_of_shape(imp *I)
 		v = cget(c, 0);
 		cten_free(c);
 	}
+	if (!dims_ok((int)shape->count, dims))
+		return unsupported(I, "a constant of that shape is too large to make at import");
 	cten *o = cten_new(type, (int)shape->count, dims);
 	for (int64_t k = 0; k < o->count; k++)
 		cset(o, k, v);
