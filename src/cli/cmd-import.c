@@ -44,6 +44,30 @@ cli_cmd_import(const cli_args *a)
 		}
 		fo.default_dim = v;
 	}
+	/* --dim NAME=SIZE, for each named dimension the user sizes. */
+	const char **dims;
+	int n_dims = cli_values(a, "dim", &dims);
+	char **names = st_xcalloc((size_t)(n_dims ? n_dims : 1), sizeof *names);
+	int64_t *sizes = st_xcalloc((size_t)(n_dims ? n_dims : 1), sizeof *sizes);
+	for (int i = 0; i < n_dims; i++) {
+		const char *eq = strchr(dims[i], '=');
+		char *end = NULL;
+		long long v = eq ? strtoll(eq + 1, &end, 10) : 0;
+		if (eq == NULL || eq == dims[i] || eq[1] == '\0' || *end != '\0' || v < 1 || v > INT32_MAX) {
+			fprintf(stderr, "strata import: --dim takes NAME=SIZE with a size from 1, such as N=1, not '%s'\n",
+			        dims[i]);
+			for (int j = 0; j < i; j++)
+				free(names[j]);
+			free(names);
+			free(sizes);
+			return EXIT_USAGE;
+		}
+		names[i] = st_xstrndup(dims[i], (size_t)(eq - dims[i]));
+		sizes[i] = v;
+	}
+	fo.n_dims = n_dims;
+	fo.dim_names = (const char *const *)names;
+	fo.dim_values = sizes;
 	char *model = cli_value(a, "output") ? st_xstrdup(cli_value(a, "output")) : st_onnx_default_model_path(onnx);
 	char *weights = cli_value(a, "weights-out") ? st_xstrdup(cli_value(a, "weights-out"))
 	                                            : st_onnx_default_weights_path(model);
@@ -83,6 +107,10 @@ cli_cmd_import(const cli_args *a)
 	}
 	st_diag_free(&d);
 	st_registry_free(r);
+	for (int i = 0; i < n_dims; i++)
+		free(names[i]);
+	free(names);
+	free(sizes);
 	free(model);
 	free(weights);
 	return rc;

@@ -2937,6 +2937,17 @@ needed_only_as_constant(imp *I, st_onnx_str name)
 	return used;
 }
 
+/* The size the caller gave a named dimension ("N=1"), or -1. */
+static int64_t
+named_dim(imp *I, st_onnx_str name)
+{
+	for (int k = 0; k < I->opt->n_dims; k++) {
+		if (st_onnx_str_eq(name, I->opt->dim_names[k]))
+			return I->opt->dim_values[k];
+	}
+	return -1;
+}
+
 static int
 add_graph_input(imp *I, const st_onnx_value_info *vi, int index)
 {
@@ -2986,8 +2997,11 @@ add_graph_input(imp *I, const st_onnx_value_info *vi, int index)
 		int64_t def = I->opt->default_dim > 0 ? I->opt->default_dim : 1;
 		for (int k = 0; k < rank; k++) {
 			const st_onnx_dim *dm = &t->dims[k];
-			dims[k] = dm->has_value ? dm->value : def;
-			if (!dm->has_value)
+			int64_t given = dm->has_value && dm->value >= 0 ? dm->value : -1;
+			if (given < 0 && dm->param.len > 0)
+				given = named_dim(I, dm->param);
+			dims[k] = given >= 0 ? given : def;
+			if (given < 0)
 				st_diag_add(I->d, ST_SEVERITY_INFO, NULL, 0, 0,
 				            "graph.input[%d] '%s': dimension %d%s%.*s%s is set to %" PRId64, index, name, k,
 				            dm->param.len ? " ('" : "", (int)dm->param.len, dm->param.data ? dm->param.data : "",
@@ -3498,8 +3512,6 @@ map_fusion(imp *I, const fusion *f)
 		node_msg(I, ST_SEVERITY_ERROR, "%s", I->why);
 		rc = -1;
 	}
-	if (rc == 0)
-		I->n_folded++;
 	return rc;
 }
 
@@ -3781,7 +3793,8 @@ st_onnx_import_file(const char *onnx, const char *model, const char *weights, co
 	}
 	char *tmp = st_xasprintf("%s.importing-%ld", weights, (long)getpid());
 	st_onnx_import res;
-	st_onnx_import_options opt = { .weights_dir = tmp, .default_dim = fo->default_dim };
+	st_onnx_import_options opt = { .weights_dir = tmp, .default_dim = fo->default_dim, .n_dims = fo->n_dims,
+		                       .dim_names = fo->dim_names, .dim_values = fo->dim_values };
 	int rc = st_onnx_import_model(&m, r, &opt, &res, d) == 0 ? 0 : -1;
 	st_graph *g = res.graph;
 	char *old = NULL;

@@ -365,9 +365,10 @@ parse_dim(dec *d, const uint8_t *p, const uint8_t *end, st_onnx_dim *dim)
 		case 1:
 			if (want(d, &f, 0, "dim_value") != 0)
 				return -1;
-			if ((int64_t)f.v < 0)
-				return fail(d, f.start, "dim_value %" PRId64 " is below 0", (int64_t)f.v);
-			/* dim_value and dim_param are a oneof: the last one wins. */
+			/* Some exporters (Paddle's) write -1 for a size they do not
+			 * know: it is kept as written, and readers treat any value
+			 * below 0 as unknown. dim_value and dim_param are a oneof:
+			 * the last one wins. */
 			dim->has_value = true;
 			dim->value = (int64_t)f.v;
 			dim->param = (st_onnx_str){ NULL, 0 };

@@ -65,7 +65,7 @@ typedef struct st_onnx_opset {
 /* TensorShapeProto.Dimension: a value, a parameter name, or neither. */
 typedef struct st_onnx_dim {
 	bool has_value;
-	int64_t value;          /* never below 0 */
+	int64_t value;          /* below 0 (Paddle writes -1): unknown, like no value */
 	st_onnx_str param;
 	st_onnx_str denotation;
 	st_onnx_extras extras;
@@ -275,7 +275,11 @@ typedef struct st_onnx_import_options {
 	/* Folder the weights go to as layerName_weightType.npy (created when
 	 * missing; files of the same names are replaced). NULL: none written. */
 	const char *weights_dir;
-	/* Size given to symbolic dimensions (dim_param or unknown); 0 means 1. */
+	/* Sizes of named dimensions (dim_param "N", "height"...). */
+	int n_dims;
+	const char *const *dim_names;
+	const int64_t *dim_values;
+	/* Size given to the other symbolic dimensions; 0 means 1. */
 	int64_t default_dim;
 	/* Values fixed for some graph inputs (the conformance runner's test
 	 * data): used where Strata needs a constant (shapes, pads, scales,
@@ -308,6 +312,9 @@ void st_onnx_import_free(st_onnx_import *imp);
 
 typedef struct st_onnx_file_options {
 	int64_t default_dim;          /* as in st_onnx_import_options */
+	int n_dims;                   /* likewise */
+	const char *const *dim_names;
+	const int64_t *dim_values;
 	bool force;                   /* replace an existing model file and weights folder */
 	void (*place)(st_graph *g);   /* lays the graph out before it is saved, or NULL */
 } st_onnx_file_options;
