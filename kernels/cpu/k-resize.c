@@ -36,6 +36,8 @@ coordinate(k_coord_mode mode, float x, float scale, float out_len, float in_len)
 		return out_len == 1 ? 0.0f : x * (in_len - 1) / (out_len - 1);
 	case K_COORD_ASYMMETRIC:
 		return x / scale;
+	case K_COORD_TF_HALF_PIXEL_FOR_NN:
+		return (x + 0.5f) / scale;
 	default: /* half_pixel */
 		return (x + 0.5f) / scale - 0.5f;
 	}

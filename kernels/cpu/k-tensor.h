@@ -222,7 +222,8 @@ typedef enum k_coord_mode {
 	K_COORD_HALF_PIXEL_SYMMETRIC,
 	K_COORD_PYTORCH_HALF_PIXEL,
 	K_COORD_ALIGN_CORNERS,
-	K_COORD_ASYMMETRIC
+	K_COORD_ASYMMETRIC,
+	K_COORD_TF_HALF_PIXEL_FOR_NN
 } k_coord_mode;
 /* In the order of the resize layer's nearest_mode enum. */
 typedef enum k_nearest_mode {

@@ -26,7 +26,7 @@ list_text(const st_value *v, char *buf)
 
 static const char *const resize_modes[] = { "nearest", "linear", "cubic", NULL };
 static const char *const coordinate_modes[] = { "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-	                                        "align_corners", "asymmetric", NULL };
+	                                        "align_corners", "asymmetric", "tf_half_pixel_for_nn", NULL };
 static const char *const nearest_modes[] = { "round_prefer_floor", "round_prefer_ceil", "floor", "ceil", NULL };
 
 static const st_param_desc resize_params[] = {

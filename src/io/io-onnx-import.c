@@ -123,9 +123,26 @@ bf16_to_double(uint16_t v)
 	return f;
 }
 
-/* Decodes src's values into c->f or c->i. Returns 0, or -1 with why. */
+static int cten_decode_into(cten *c, char *why, size_t size);
+
+/* Decodes src's values into c->f or c->i. Returns 0, or -1 with why (and
+ * nothing decoded, so that a second try fails the same way). */
 static int
 cten_decode(cten *c, char *why, size_t size)
+{
+	if (c->f != NULL || c->i != NULL)
+		return 0;
+	if (cten_decode_into(c, why, size) == 0)
+		return 0;
+	free(c->f);
+	free(c->i);
+	c->f = NULL;
+	c->i = NULL;
+	return -1;
+}
+
+static int
+cten_decode_into(cten *c, char *why, size_t size)
 {
 	if (c->f != NULL || c->i != NULL)
 		return 0;
@@ -884,6 +901,10 @@ ints_attr_or_input(imp *I, const char *name, int since, size_t k, int64_t *out, 
 
 /* ---- activations ---- */
 
+static cten *scalar_const(int32_t type, double v);
+static int eltwise_const(imp *I, const char *op, st_port a, cten *c, st_port *out);
+static void alias_out(imp *I, size_t k, val *v);
+
 static int
 set_act_param(imp *I, st_layer *l, const char *name, double v)
 {
@@ -1034,8 +1055,34 @@ map_clip(imp *I)
 	}
 	const st_shape *s;
 	st_shape tmp;
-	if ((s = in_shape(I, 0, &tmp)) != NULL && s->dtype != ST_DTYPE_FLOAT32 && s->dtype != ST_DTYPE_FLOAT16)
-		return unsupported(I, "Clip runs on float tensors here, not %s", st_dtype_name(s->dtype));
+	if ((s = in_shape(I, 0, &tmp)) != NULL && s->dtype != ST_DTYPE_FLOAT32 && s->dtype != ST_DTYPE_FLOAT16) {
+		/* Integers: max with the lower bound, then min with the upper. */
+		int32_t t = onnx_of(s->dtype);
+		st_port p;
+		int rc = in_port(I, 0, &p);
+		if (rc != 0)
+			return rc;
+		double tlo = lo, thi = hi;
+		cten *probe = scalar_const(t, 0);
+		cset(probe, 0, lo);
+		tlo = cget(probe, 0);
+		cset(probe, 0, hi);
+		thi = cget(probe, 0);
+		cten_free(probe);
+		bool clamp_lo = lo > -FLT_MAX && tlo == lo, clamp_hi = hi < FLT_MAX && thi == hi;
+		if ((lo > -FLT_MAX && !clamp_lo) || (hi < FLT_MAX && !clamp_hi))
+			return unsupported(I, "its bounds do not fit %s", st_dtype_name(s->dtype));
+		if (clamp_lo && (rc = eltwise_const(I, "max", p, scalar_const(t, lo), &p)) != 0)
+			return rc;
+		if (clamp_hi && (rc = eltwise_const(I, "min", p, scalar_const(t, hi), &p)) != 0)
+			return rc;
+		if (!clamp_lo && !clamp_hi) {
+			alias_out(I, 0, in_val(I, 0));
+			return 0;
+		}
+		set_out_port(I, 0, p.layer, p.output);
+		return 0;
+	}
 	st_layer *l;
 	int rc = activation(I, "clip", &l);
 	if (rc != 0)
@@ -2161,7 +2208,7 @@ map_resize(imp *I)
 	if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0 && strcmp(mode, "cubic") != 0)
 		return unsupported(I, "mode %s is not supported", mode);
 	static const char *const coords[] = { "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel",
-		                              "align_corners", "asymmetric", NULL };
+		                              "align_corners", "asymmetric", "tf_half_pixel_for_nn", NULL };
 	bool ok = false;
 	for (int k = 0; coords[k]; k++)
 		ok = ok || strcmp(coord, coords[k]) == 0;
@@ -2806,7 +2853,7 @@ needed_only_as_constant(imp *I, st_onnx_str name)
 	} ops[] = {
 		{ "Conv", 1 }, { "ConvTranspose", 1 }, { "BatchNormalization", 1 }, { "InstanceNormalization", 1 },
 		{ "Reshape", 1 }, { "Slice", 1 }, { "Pad", 1 }, { "Resize", 1 }, { "Upsample", 1 },
-		{ "Split", 1 }, { "Clip", 1 }, { "Dropout", 1 }, { "PRelu", 1 }, { "Gemm", 5 },
+		{ "Split", 1 }, { "Clip", 1 }, { "Dropout", 1 }, { "PRelu", 1 }, { "Gemm", 1 },
 		{ "Unsqueeze", 1 }, { "Squeeze", 1 }, { "ReduceMean", 1 }, { "ReduceMax", 1 },
 		{ "ConstantOfShape", 0 },
 	};
@@ -2840,7 +2887,10 @@ add_graph_input(imp *I, const st_onnx_value_info *vi, int index)
 	char *name = st_onnx_str_dup(vi->name);
 	const st_onnx_tensor *known = known_value(I, vi->name);
 	val *v = get_val(I, vi->name);
-	if (known != NULL && needed_only_as_constant(I, vi->name)) {
+	/* A known value no input layer can hold (rank 0, an empty axis) is a
+	 * constant too. */
+	bool unfeedable = known != NULL && known->n_dims <= ST_MAX_RANK && (known->n_dims == 0 || known->count == 0);
+	if (known != NULL && (unfeedable || needed_only_as_constant(I, vi->name))) {
 		cten *c = cten_from_tensor(known, I->why, sizeof I->why);
 		if (c == NULL) {
 			st_diag_add(I->d, ST_SEVERITY_ERROR, NULL, 0, 0, "graph.input[%d] '%s': %s", index, name, I->why);

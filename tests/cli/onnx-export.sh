@@ -6,9 +6,11 @@
 # as float16 keeps 11 bits and rounds at every operator). Then the refusals.
 # Without the references (./bootstrap's venv with onnxruntime) the test is
 # skipped, or fails when STRATA_REQUIRE_REFERENCES=1 (CI).
+# STRATA_VENV_PYTHON names another venv's python (CI's tarball builds).
 . "$top_srcdir/tests/cli/lib.sh"
 
-py="$top_srcdir/venv/bin/python"
+# The venv beside the sources, or the one CI names for builds elsewhere.
+py="${STRATA_VENV_PYTHON:-$top_srcdir/venv/bin/python}"
 check="$top_srcdir/tests/tools/onnx-export-check.py"
 why=""
 if [ ! -x "$py" ]; then
