@@ -198,7 +198,8 @@ add_init(exporter *ex, const char *base, int32_t type, const int64_t *dims, int 
 	const char *name = fresh_name(ex, base);
 	st_onnx_tensor *t = grow((void **)&ex->inits, &ex->n_inits, &ex->cap_inits, sizeof *t);
 	t->dims = alloc(ex, (size_t)rank, sizeof *t->dims);
-	memcpy(t->dims, dims, sizeof *dims * (size_t)rank);
+	if (rank > 0)
+		memcpy(t->dims, dims, sizeof *dims * (size_t)rank);
 	t->n_dims = (size_t)rank;
 	t->has_data_type = true;
 	t->data_type = type;

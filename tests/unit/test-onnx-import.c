@@ -506,7 +506,7 @@ Test(onnx_import, no_graph_and_bad_tensors_are_errors)
 	done();
 	begin(13);
 	input("x", 2, (int64_t[]){ 1, 4 });
-	float w[1] = { 1 };
+	float w[16] = { 1 };
 	init_f("W", 2, (int64_t[]){ 4, 4 }, w);
 	B.inits[0].raw_data.len = 4; /* 16 elements declared, one stored */
 	node("MatMul", "mm", "x", "W", NULL, "y");
