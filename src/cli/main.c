@@ -73,6 +73,7 @@ static const cli_option import_options[] = {
 	{ "output", 'o', "MODEL", "the model file to write (default: the ONNX file's name, .strata.json, here)",
 	  false },
 	{ "weights-out", 'w', "DIR", "folder for the weights (default: MODEL's name with -weights, beside it)", false },
+	{ "shape", 's', "INPUT=DIMS", "an input's whole shape, batch first, such as x=1x3x640x640", true },
 	{ "dim", 'd', "NAME=SIZE", "the size of a named dimension of the inputs, such as N=1 or height=640", true },
 	{ "default-dim", 0, "N", "size given to the other symbolic dimensions (default 1)", false },
 	{ "force", 0, NULL, "replace an existing model file and weights folder", false },

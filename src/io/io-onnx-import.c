@@ -2988,7 +2988,31 @@ add_graph_input(imp *I, const st_onnx_value_info *vi, int index)
 	}
 	int64_t dims[ST_MAX_RANK];
 	int rank;
-	if (known != NULL && known->n_dims <= ST_MAX_RANK) {
+	const st_shape *fixed = NULL;
+	for (int k = 0; k < I->opt->n_shapes; k++) {
+		if (st_onnx_str_eq(vi->name, I->opt->shape_names[k]))
+			fixed = &I->opt->shapes[k];
+	}
+	if (fixed != NULL) {
+		if (t->has_shape && t->n_dims != (size_t)fixed->rank) {
+			st_diag_add(I->d, ST_SEVERITY_ERROR, NULL, 0, 0,
+			            "graph.input[%d] '%s' has %zu axes; the shape fixed for it has %d", index, name,
+			            t->n_dims, fixed->rank);
+			free(name);
+			I->errors++;
+			return -1;
+		}
+		for (int k = 0; k < fixed->rank && t->has_shape; k++) {
+			const st_onnx_dim *dm = &t->dims[k];
+			if (dm->has_value && dm->value >= 0 && dm->value != fixed->dims[k])
+				st_diag_add(I->d, ST_SEVERITY_WARNING, NULL, 0, 0,
+				            "graph.input[%d] '%s': dimension %d is %" PRId64 " in the file, %" PRId64
+				            " as fixed",
+				            index, name, k, dm->value, fixed->dims[k]);
+		}
+		rank = fixed->rank;
+		memcpy(dims, fixed->dims, sizeof dims);
+	} else if (known != NULL && known->n_dims <= ST_MAX_RANK) {
 		rank = (int)known->n_dims;
 		for (int k = 0; k < rank; k++)
 			dims[k] = known->dims[k];
@@ -3794,7 +3818,9 @@ st_onnx_import_file(const char *onnx, const char *model, const char *weights, co
 	char *tmp = st_xasprintf("%s.importing-%ld", weights, (long)getpid());
 	st_onnx_import res;
 	st_onnx_import_options opt = { .weights_dir = tmp, .default_dim = fo->default_dim, .n_dims = fo->n_dims,
-		                       .dim_names = fo->dim_names, .dim_values = fo->dim_values };
+		                       .dim_names = fo->dim_names, .dim_values = fo->dim_values,
+		                       .n_shapes = fo->n_shapes, .shape_names = fo->shape_names,
+		                       .shapes = fo->shapes };
 	int rc = st_onnx_import_model(&m, r, &opt, &res, d) == 0 ? 0 : -1;
 	st_graph *g = res.graph;
 	char *old = NULL;

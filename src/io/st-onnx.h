@@ -279,6 +279,11 @@ typedef struct st_onnx_import_options {
 	int n_dims;
 	const char *const *dim_names;
 	const int64_t *dim_values;
+	/* Whole shapes for some graph inputs, by name (batch first), in place
+	 * of what the file declares. */
+	int n_shapes;
+	const char *const *shape_names;
+	const st_shape *shapes;
 	/* Size given to the other symbolic dimensions; 0 means 1. */
 	int64_t default_dim;
 	/* Values fixed for some graph inputs (the conformance runner's test
@@ -315,6 +320,9 @@ typedef struct st_onnx_file_options {
 	int n_dims;                   /* likewise */
 	const char *const *dim_names;
 	const int64_t *dim_values;
+	int n_shapes;
+	const char *const *shape_names;
+	const st_shape *shapes;
 	bool force;                   /* replace an existing model file and weights folder */
 	void (*place)(st_graph *g);   /* lays the graph out before it is saved, or NULL */
 } st_onnx_file_options;
