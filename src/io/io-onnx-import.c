@@ -1588,6 +1588,96 @@ map_instnorm(imp *I)
 	return 0;
 }
 
+static int norm_axis(int64_t axis, int rank);
+
+/* c broadcast (numpy rules) to dims, as float32 (caller frees); fill when c
+ * is NULL; NULL when c does not broadcast to them. */
+static float *
+broadcast_to(imp *I, cten *c, const int64_t *dims, int rank, float fill)
+{
+	int64_t n = 1;
+	for (int k = 0; k < rank; k++)
+		n *= dims[k];
+	float *out = st_xmalloc((size_t)(n ? n : 1) * sizeof *out);
+	if (c == NULL) {
+		for (int64_t k = 0; k < n; k++)
+			out[k] = fill;
+		return out;
+	}
+	if (c->rank > rank || cten_decode(c, I->why, sizeof I->why) != 0) {
+		free(out);
+		return NULL;
+	}
+	for (int k = 0; k < c->rank; k++) {
+		int64_t cd = c->dims[k], want = dims[rank - c->rank + k];
+		if (cd != 1 && cd != want) {
+			free(out);
+			return NULL;
+		}
+	}
+	int64_t idx[ST_MAX_RANK];
+	for (int64_t k = 0; k < n; k++) {
+		int64_t rem = k;
+		for (int j = rank - 1; j >= 0; j--) {
+			idx[j] = rem % dims[j];
+			rem /= dims[j];
+		}
+		out[k] = (float)cget(c, bcast_index(c, rank, idx));
+	}
+	return out;
+}
+
+/* A layer_normalization layer on input 0 of the node, over the axes from
+ * axis on, with scale gamma and bias beta (NULL: 1 and none). */
+static int
+layer_norm_layer(imp *I, int64_t axis, double eps, cten *gamma, cten *beta)
+{
+	if (st_registry_find_layer(I->r, "layer_normalization") == NULL)
+		return unsupported(I, "no loaded plugin provides layer_normalization");
+	st_shape tmp;
+	const st_shape *s = in_shape(I, 0, &tmp);
+	if (s == NULL)
+		return unsupported(I, "its input's shape is not known");
+	if (s->dtype != ST_DTYPE_FLOAT32 && s->dtype != ST_DTYPE_FLOAT16)
+		return unsupported(I, "layer normalization runs on float tensors here");
+	int a = norm_axis(axis, s->rank);
+	if (a < 0)
+		return unsupported(I, "axis %" PRId64 " is out of range for rank %d", axis, s->rank);
+	int nr = s->rank - a;
+	int64_t nd[ST_MAX_RANK];
+	for (int k = 0; k < nr; k++)
+		nd[k] = s->dims[a + k];
+	float *gv = broadcast_to(I, gamma, nd, nr, 1.0f);
+	float *bv = beta != NULL ? broadcast_to(I, beta, nd, nr, 0.0f) : NULL;
+	if (gv == NULL || (beta != NULL && bv == NULL)) {
+		free(gv);
+		free(bv);
+		return unsupported(I, "its scale or bias does not broadcast to the normalised axes");
+	}
+	st_layer *l;
+	int rc = unary_layer(I, "layer_normalization", &l);
+	if (rc == 0)
+		rc = set_param(I, l, "axis", "%d", a - s->rank) || set_double(I, l, "epsilon", (float)eps) ||
+		     set_param(I, l, "bias", "%s", bv ? "true" : "false") || write_floats(I, l, "scale", gv, nr, nd) ||
+		     (bv && write_floats(I, l, "bias", bv, nr, nd)) ? -1 : 0;
+	free(gv);
+	free(bv);
+	return rc;
+}
+
+static int
+map_layernorm(imp *I)
+{
+	if (output_used(I, 1) || output_used(I, 2))
+		return unsupported(I, "its Mean and InvStdDev outputs are not provided");
+	cten *gamma = in_const(I, 1), *beta = NULL;
+	if (gamma == NULL)
+		return unsupported(I, "its scale must be constant");
+	if (has_input(I, 2) && (beta = in_const(I, 2)) == NULL)
+		return unsupported(I, "its bias must be constant");
+	return layer_norm_layer(I, attr_i(I, "axis", -1), attr_f(I, "epsilon", 1e-5), gamma, beta);
+}
+
 /* ---- matrices ---- */
 
 static cten *
@@ -2744,6 +2834,7 @@ map_node(imp *I)
 	} plain[] = {
 		{ "BatchNormalization", map_batchnorm },
 		{ "InstanceNormalization", map_instnorm },
+		{ "LayerNormalization", map_layernorm },
 		{ "Gemm", map_gemm },
 		{ "MatMul", map_matmul },
 		{ "Concat", map_concat },
@@ -3213,10 +3304,14 @@ set_network(st_graph *g, int index, const char *text)
 /* A group of nodes that together compute x·sigmoid(x) and the like, found
  * before the import: the group is made at its last node, the others skip. */
 typedef struct fusion {
-	const char *act;         /* the activation, or NULL for linear_blend */
+	const char *act;         /* the activation, or NULL for a layer */
+	const char *layer;       /* linear_blend or layer_normalization, when act is NULL */
 	bool gelu_tanh;
 	st_onnx_str x, b;        /* operands (b: linear_blend's second) */
 	double alpha;            /* linear_blend's weight of x */
+	int64_t axis;            /* layer_normalization: first normalised axis (negative) */
+	double eps;
+	st_onnx_str gamma, beta; /* layer_normalization: its scale and bias, when folded in */
 	size_t last;             /* the node whose output is the group's */
 } fusion;
 
@@ -3339,6 +3434,10 @@ near(double a, double b)
 static void
 add_fusion(imp *I, fusion *f, const size_t *nodes, int n, int *role, fusion **groups, int *n_groups)
 {
+	/* Only what the loaded plugins can make. */
+	if ((f->act != NULL && st_registry_find_activation(I->r, f->act) == NULL) ||
+	    (f->act == NULL && st_registry_find_layer(I->r, f->layer) == NULL))
+		return;
 	for (int k = 0; k < n; k++) {
 		if (role[nodes[k]] != 0)
 			return;
@@ -3369,6 +3468,138 @@ times_x(patterns *P, st_onnx_str x, st_onnx_str t, size_t *mul)
 	const st_onnx_node *m = sole(P, t, "Mul", 2, mul);
 	st_onnx_str o;
 	return m != NULL && other_operand(m, t, &o) && str_same(o, x);
+}
+
+/* The axes of a ReduceMean node (attribute, or input 1 from opset 18) when
+ * they are the last ones, counted from the end (-2, -1), keepdims on: the
+ * first of them, else 0. */
+static int64_t
+mean_axes(imp *I, const st_onnx_node *n)
+{
+	imp probe = *I;
+	probe.node = n;
+	if (attr_i(&probe, "keepdims", 1) != 1)
+		return 0;
+	int64_t axes[ST_MAX_RANK + 1];
+	int na = ints_attr_or_input(&probe, "axes", 18, 1, axes, ST_MAX_RANK + 1);
+	if (na < 1 || na > ST_MAX_RANK)
+		return 0;
+	for (int k = 0; k < na; k++) {
+		if (axes[k] != -(int64_t)na + k)
+			return 0;
+	}
+	return axes[0];
+}
+
+/* Every node reading s, into idx (at most cap); returns how many. */
+static int
+readers(patterns *P, st_onnx_str s, size_t *idx, int cap)
+{
+	int n = 0;
+	for (size_t k = 0; k < P->g->n_nodes; k++) {
+		const st_onnx_node *nd = &P->g->nodes[k];
+		for (size_t j = 0; j < nd->n_inputs; j++) {
+			if (str_same(nd->inputs[j], s)) {
+				if (n < cap)
+					idx[n] = k;
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+/* Layer normalization written out, as PyTorch and Paddle export it:
+ * m = ReduceMean(x); d = x − m; v = ReduceMean(d² or d·d); y = d / √(v + ε),
+ * then optionally ·γ and +β with γ, β known. Fills f and the nodes (at,
+ * room for 10) and returns their count, or 0. */
+static int
+layer_norm_pattern(imp *I, patterns *P, size_t head, const int *role, fusion *f, size_t *at)
+{
+	if (st_registry_find_layer(I->r, "layer_normalization") == NULL)
+		return 0;
+	const st_onnx_node *mean = &P->g->nodes[head];
+	st_onnx_str x = mean->inputs[0], o;
+	int64_t axis = mean_axes(I, mean);
+	if (axis == 0)
+		return 0;
+	size_t n_at = 0, idx;
+	at[n_at++] = head;
+	const st_onnx_node *sub = sole(P, mean->outputs[0], "Sub", 2, &idx);
+	if (sub == NULL || !str_same(sub->inputs[0], x) || !str_same(sub->inputs[1], mean->outputs[0]))
+		return 0;
+	at[n_at++] = idx;
+	st_onnx_str d = sub->outputs[0];
+	size_t r[3];
+	if (pat_count(P, d) != 2 || readers(P, d, r, 3) != 2)
+		return 0;
+	const st_onnx_node *sq = NULL, *div = NULL;
+	size_t sq_at = 0, div_at = 0;
+	for (int k = 0; k < 2; k++) {
+		const st_onnx_node *nd = &P->g->nodes[r[k]];
+		double c;
+		if ((is_op(nd, "Pow", 2) && str_same(nd->inputs[0], d) && pat_scalar(I, P, nd->inputs[1], &c) && c == 2) ||
+		    (is_op(nd, "Mul", 2) && str_same(nd->inputs[0], d) && str_same(nd->inputs[1], d))) {
+			sq = nd;
+			sq_at = r[k];
+		} else if (is_op(nd, "Div", 2) && str_same(nd->inputs[0], d)) {
+			div = nd;
+			div_at = r[k];
+		}
+	}
+	if (sq == NULL || div == NULL)
+		return 0;
+	at[n_at++] = sq_at;
+	const st_onnx_node *var;
+	size_t var_at;
+	if (pat_count(P, sq->outputs[0]) != 1 || readers(P, sq->outputs[0], &var_at, 1) != 1)
+		return 0;
+	var = &P->g->nodes[var_at];
+	if (!st_onnx_str_eq(var->op_type, "ReduceMean") || !str_same(var->inputs[0], sq->outputs[0]) ||
+	    mean_axes(I, var) != axis)
+		return 0;
+	at[n_at++] = var_at;
+	double eps;
+	const st_onnx_node *add = sole(P, var->outputs[0], "Add", 2, &idx);
+	if (add == NULL || !other_operand(add, var->outputs[0], &o) || !pat_scalar(I, P, o, &eps) || eps < 0)
+		return 0;
+	at[n_at++] = idx;
+	const st_onnx_node *sqrt_node = sole(P, add->outputs[0], "Sqrt", 1, &idx);
+	if (sqrt_node == NULL)
+		return 0;
+	at[n_at++] = idx;
+	if (pat_count(P, sqrt_node->outputs[0]) != 1 || !str_same(div->inputs[1], sqrt_node->outputs[0]))
+		return 0;
+	at[n_at++] = div_at;
+	*f = (fusion){ .layer = "layer_normalization", .x = x, .axis = axis, .eps = eps };
+	/* ·γ and +β, when they are known tensors. */
+	st_onnx_str y = div->outputs[0];
+	const st_onnx_node *mul = sole(P, y, "Mul", 2, &idx);
+	val *g;
+	if (mul != NULL && other_operand(mul, y, &o) && (g = find_val(I, o)) != NULL && g->c != NULL) {
+		f->gamma = o;
+		at[n_at++] = idx;
+		y = mul->outputs[0];
+		const st_onnx_node *badd = sole(P, y, "Add", 2, &idx);
+		val *b;
+		if (badd != NULL && other_operand(badd, y, &o) && (b = find_val(I, o)) != NULL && b->c != NULL) {
+			f->beta = o;
+			at[n_at++] = idx;
+		}
+	}
+	/* Nodes in topological order end with the group's output: sort them. */
+	for (size_t k = 1; k < n_at; k++)
+		for (size_t j = k; j > 0 && at[j - 1] > at[j]; j--) {
+			size_t t = at[j];
+			at[j] = at[j - 1];
+			at[j - 1] = t;
+		}
+	for (size_t k = 0; k < n_at; k++) {
+		if (role[at[k]] != 0)
+			return 0;
+	}
+	return (int)n_at;
 }
 
 /* Finds the groups; role[i] is 0 (a node of its own), -1 (inside a group)
@@ -3476,6 +3707,11 @@ find_patterns(imp *I, int *role, fusion **groups, int *n_groups)
 			at[0] = k;
 			f = (fusion){ .act = "gelu", .gelu_tanh = true, .x = x };
 			add_fusion(I, &f, at, 9, role, groups, n_groups);
+		} else if (st_onnx_str_eq(n->op_type, "ReduceMean") && n->n_inputs >= 1 && n->n_outputs >= 1) {
+			f = (fusion){ 0 };
+			int n_at = layer_norm_pattern(I, &P, k, role, &f, at);
+			if (n_at > 0)
+				add_fusion(I, &f, at, n_at, role, groups, n_groups);
 		} else if (is_op(n, "Add", 2)) {
 			/* alpha·a + (1 − alpha)·b */
 			size_t i1 = 0, i2 = 0;
@@ -3489,7 +3725,7 @@ find_patterns(imp *I, int *role, fusion **groups, int *n_groups)
 			if (s1 < 0 || s2 < 0 || !near(c1 + c2, 1) || c1 < 0 || c1 > 1)
 				continue;
 			size_t order[3] = { i1 < i2 ? i1 : i2, i1 < i2 ? i2 : i1, k };
-			f = (fusion){ .act = NULL, .x = m1->inputs[1 - s1], .b = m2->inputs[1 - s2], .alpha = c1 };
+			f = (fusion){ .layer = "linear_blend", .x = m1->inputs[1 - s1], .b = m2->inputs[1 - s2], .alpha = c1 };
 			add_fusion(I, &f, order, 3, role, groups, n_groups);
 		}
 	}
@@ -3518,6 +3754,9 @@ map_fusion(imp *I, const fusion *f)
 		rc = activation(I, f->act, &l);
 		if (rc == 0 && f->gelu_tanh)
 			rc = set_act_param(I, l, "approximate", 1);
+	} else if (strcmp(f->layer, "layer_normalization") == 0) {
+		val *g = f->gamma.len ? find_val(I, f->gamma) : NULL, *b = f->beta.len ? find_val(I, f->beta) : NULL;
+		rc = layer_norm_layer(I, f->axis, f->eps, g ? g->c : NULL, b ? b->c : NULL);
 	} else {
 		st_port a, b;
 		rc = in_port(I, 0, &a);
