@@ -3,6 +3,8 @@
  * back, saved atomically. */
 #include "config.h"
 
+#include <dirent.h>
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <pwd.h>
@@ -370,4 +372,22 @@ st_config_save(const st_config *cfg, char *err, size_t err_size)
 	free(path);
 	free(dir);
 	return rc;
+}
+
+void
+st_remove_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d != NULL) {
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			char *p = st_xasprintf("%s/%s", dir, e->d_name);
+			unlink(p);
+			free(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
 }

@@ -623,5 +623,8 @@ char *st_state_file(const char *name);
 /* mkdir -p, with mode 0700 for the folders it creates (the XDG rule).
  * Returns 0, or -1 with the reason in err. */
 int st_make_dirs(const char *path, char *err, size_t err_size);
+/* Removes the plain files in dir, then dir itself (a folder the program
+ * wrote, such as a temporary weights folder); what cannot go stays. */
+void st_remove_dir(const char *dir);
 
 #endif

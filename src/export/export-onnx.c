@@ -1037,22 +1037,26 @@ emit_linear_blend(exporter *ex, const st_layer *l)
 	return finish(ex, l, out);
 }
 
+/* One operator with the layer's axis as its axis attribute. */
 static int
-emit_softmax(exporter *ex, const st_layer *l)
+with_axis(exporter *ex, const st_layer *l, const char *op)
 {
 	size_t n;
-	int rc = simple(ex, l, "Softmax", &n);
+	int rc = simple(ex, l, op, &n);
 	attr_int(ex, n, "axis", param(l, "axis")->i);
 	return rc;
 }
 
 static int
+emit_softmax(exporter *ex, const st_layer *l)
+{
+	return with_axis(ex, l, "Softmax");
+}
+
+static int
 emit_concatenation(exporter *ex, const st_layer *l)
 {
-	size_t n;
-	int rc = simple(ex, l, "Concat", &n);
-	attr_int(ex, n, "axis", param(l, "axis")->i);
-	return rc;
+	return with_axis(ex, l, "Concat");
 }
 
 static int
@@ -1174,10 +1178,7 @@ emit_reshape(exporter *ex, const st_layer *l)
 static int
 emit_flatten(exporter *ex, const st_layer *l)
 {
-	size_t n;
-	int rc = simple(ex, l, "Flatten", &n);
-	attr_int(ex, n, "axis", param(l, "axis")->i);
-	return rc;
+	return with_axis(ex, l, "Flatten");
 }
 
 static int

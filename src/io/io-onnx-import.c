@@ -313,31 +313,7 @@ cgeti(const cten *c, int64_t k)
 	return (int64_t)v;
 }
 
-/* Rounds a computed value to what the type holds. */
-static void
-cset(cten *c, int64_t k, double v)
-{
-	if (c->f != NULL) {
-		if (c->type == ST_ONNX_FLOAT)
-			v = (float)v;
-		else if (c->type == ST_ONNX_FLOAT16)
-			v = st_half_to_float(st_float_to_half((float)v));
-		c->f[k] = v;
-		return;
-	}
-	int64_t iv = v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v;
-	switch (c->type) {
-	case ST_ONNX_INT8: iv = (int8_t)iv; break;
-	case ST_ONNX_UINT8: iv = (uint8_t)iv; break;
-	case ST_ONNX_INT16: iv = (int16_t)iv; break;
-	case ST_ONNX_UINT16: iv = (uint16_t)iv; break;
-	case ST_ONNX_INT32: iv = (int32_t)iv; break;
-	case ST_ONNX_UINT32: iv = (uint32_t)iv; break;
-	case ST_ONNX_BOOL: iv = iv != 0; break;
-	default: break;
-	}
-	c->i[k] = iv;
-}
+static void cset(cten *c, int64_t k, double v);
 
 /* Stores an integer, wrapped to what the type holds. */
 static void
@@ -358,6 +334,21 @@ cseti(cten *c, int64_t k, int64_t v)
 	default: break;
 	}
 	c->i[k] = v;
+}
+
+/* Rounds a computed value to what the type holds. */
+static void
+cset(cten *c, int64_t k, double v)
+{
+	if (c->f != NULL) {
+		if (c->type == ST_ONNX_FLOAT)
+			v = (float)v;
+		else if (c->type == ST_ONNX_FLOAT16)
+			v = st_half_to_float(st_float_to_half((float)v));
+		c->f[k] = v;
+		return;
+	}
+	cseti(c, k, v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
 }
 
 static int
@@ -3970,25 +3961,6 @@ st_onnx_default_weights_path(const char *model)
 	return st_xasprintf("%.*s-weights", (int)stem, model);
 }
 
-/* Removes a folder of plain files (what the importer writes). */
-static void
-remove_flat_dir(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d != NULL) {
-		struct dirent *e;
-		while ((e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			char *p = st_xasprintf("%s/%s", dir, e->d_name);
-			unlink(p);
-			free(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
 static bool
 dir_has_files(const char *dir)
 {
@@ -4093,12 +4065,12 @@ st_onnx_import_file(const char *onnx, const char *model, const char *weights, co
 		if (st_model_save(g, model, err, sizeof err) != 0) {
 			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "%s", err);
 			/* Put the old weights back; the new ones go. */
-			remove_flat_dir(weights);
+			st_remove_dir(weights);
 			if (old != NULL)
 				(void)rename(old, weights);
 			rc = -1;
 		} else if (old != NULL) {
-			remove_flat_dir(old);
+			st_remove_dir(old);
 		}
 		free(old);
 	}
@@ -4109,7 +4081,7 @@ st_onnx_import_file(const char *onnx, const char *model, const char *weights, co
 		sum->n_placeholders = res.n_placeholders;
 		sum->n_folded = res.n_folded;
 	}
-	remove_flat_dir(tmp);
+	st_remove_dir(tmp);
 	free(tmp);
 	st_onnx_import_free(&res);
 	st_onnx_free(&m);

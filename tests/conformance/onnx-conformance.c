@@ -873,25 +873,6 @@ done:
  * Running tests apart, so that no test can take the runner down
  * ------------------------------------------------------------------------ */
 
-/* Deletes the files in dir, then dir. */
-static void
-remove_folder(const char *dir)
-{
-	DIR *dh = opendir(dir);
-	if (dh != NULL) {
-		struct dirent *e;
-		while ((e = readdir(dh)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			char *p = st_xasprintf("%s/%s", dir, e->d_name);
-			unlink(p);
-			free(p);
-		}
-		closedir(dh);
-	}
-	rmdir(dir);
-}
-
 /* Runs the test in a child process (unless no_fork), which reports through
  * a pipe; a crash or a timeout becomes OUT_CRASHED. */
 static outcome
@@ -902,7 +883,7 @@ run_isolated(const char *dir, const char *weights, const run_options *ro, bool n
 	outcome o;
 	if (no_fork) {
 		o = run_test(dir, weights, ro, why, size);
-		remove_folder(weights);
+		st_remove_dir(weights);
 		return o;
 	}
 	int fd[2];
@@ -950,7 +931,7 @@ run_isolated(const char *dir, const char *weights, const run_options *ro, bool n
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
 	}
-	remove_folder(weights);
+	st_remove_dir(weights);
 	if (WIFSIGNALED(status)) {
 		int sig = WTERMSIG(status);
 		if (sig == SIGALRM)
