@@ -351,20 +351,6 @@ cset(cten *c, int64_t k, double v)
 	cseti(c, k, v >= 9.2e18 ? INT64_MAX : v <= -9.2e18 ? INT64_MIN : (int64_t)v);
 }
 
-static int
-dtype_of(int32_t onnx)
-{
-	switch (onnx) {
-	case ST_ONNX_FLOAT: return ST_DTYPE_FLOAT32;
-	case ST_ONNX_FLOAT16: return ST_DTYPE_FLOAT16;
-	case ST_ONNX_INT64: return ST_DTYPE_INT64;
-	case ST_ONNX_INT32: return ST_DTYPE_INT32;
-	case ST_ONNX_INT8: return ST_DTYPE_INT8;
-	case ST_ONNX_UINT8: return ST_DTYPE_UINT8;
-	case ST_ONNX_BOOL: return ST_DTYPE_BOOL;
-	default: return -1;
-	}
-}
 
 static int32_t
 onnx_of(st_dtype t)
@@ -798,7 +784,7 @@ shape_of(imp *I, val *v, st_shape *tmp)
 		return NULL;
 	if (v->c != NULL) {
 		memset(tmp, 0, sizeof *tmp);
-		int t = dtype_of(v->c->type);
+		int t = st_onnx_dtype(v->c->type);
 		tmp->dtype = t < 0 ? ST_DTYPE_FLOAT32 : (st_dtype)t;
 		tmp->rank = v->c->rank;
 		memcpy(tmp->dims, v->c->dims, sizeof tmp->dims);
@@ -853,7 +839,7 @@ const_port(imp *I, val *v, st_port *out)
 		return 0;
 	}
 	cten *c = v->c;
-	int t = dtype_of(c->type);
+	int t = st_onnx_dtype(c->type);
 	if (t < 0)
 		return unsupported(I, "constant '%s' has type %s, which Strata layers do not compute in", v->name,
 		                   st_onnx_data_type_name(c->type));
@@ -2909,7 +2895,7 @@ placeholder(imp *I)
 			continue;
 		st_port p;
 		val *v = in_val(I, k);
-		if (v != NULL && v->c != NULL && v->port.layer == NULL && dtype_of(v->c->type) < 0)
+		if (v != NULL && v->c != NULL && v->port.layer == NULL && st_onnx_dtype(v->c->type) < 0)
 			continue; /* a constant no layer can hold: left unlinked */
 		if (v == NULL || (v->port.layer == NULL && v->c == NULL)) {
 			node_msg(I, ST_SEVERITY_ERROR, "input %zu has no value", k);
@@ -3060,7 +3046,7 @@ add_graph_input(imp *I, const st_onnx_value_info *vi, int index)
 		return -1;
 	}
 	const st_onnx_type *t = &vi->type;
-	int dt = t->has_elem_type ? dtype_of(t->elem_type) : ST_DTYPE_FLOAT32;
+	int dt = t->has_elem_type ? st_onnx_dtype(t->elem_type) : ST_DTYPE_FLOAT32;
 	if (dt < 0) {
 		st_diag_add(I->d, ST_SEVERITY_ERROR, NULL, 0, 0, "graph.input[%d] '%s' has type %s, which Strata cannot feed",
 		            index, name, st_onnx_data_type_name(t->elem_type));

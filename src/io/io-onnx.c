@@ -1499,6 +1499,21 @@ st_onnx_data_type_name(int32_t type)
 }
 
 int
+st_onnx_dtype(int32_t type)
+{
+	switch (type) {
+	case ST_ONNX_FLOAT: return ST_DTYPE_FLOAT32;
+	case ST_ONNX_FLOAT16: return ST_DTYPE_FLOAT16;
+	case ST_ONNX_INT64: return ST_DTYPE_INT64;
+	case ST_ONNX_INT32: return ST_DTYPE_INT32;
+	case ST_ONNX_INT8: return ST_DTYPE_INT8;
+	case ST_ONNX_UINT8: return ST_DTYPE_UINT8;
+	case ST_ONNX_BOOL: return ST_DTYPE_BOOL;
+	default: return -1;
+	}
+}
+
+int
 st_onnx_data_type_size(int32_t type)
 {
 	if (type < 0 || (size_t)type >= sizeof data_types / sizeof data_types[0])

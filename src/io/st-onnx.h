@@ -255,6 +255,8 @@ int st_base64_decode(const char *text, uint8_t **out, size_t *len);
 
 /* "FLOAT", "INT64", ... or "UNKNOWN". */
 const char *st_onnx_data_type_name(int32_t type);
+/* The st_dtype holding an ONNX data type, or -1 (double, string, ...). */
+int st_onnx_dtype(int32_t type);
 /* Bytes per element, or 0 (STRING, UNDEFINED, unknown). */
 int st_onnx_data_type_size(int32_t type);
 /* The tensor's bytes when they are stored as bytes (raw_data or resolved

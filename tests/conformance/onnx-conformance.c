@@ -198,21 +198,6 @@ manifest_load(manifest *m, const char *path)
  * Test data: .pb tensors as Strata tensors
  * ------------------------------------------------------------------------ */
 
-/* Strata's dtype for an ONNX data type, or -1. */
-static int
-strata_dtype(int32_t onnx)
-{
-	switch (onnx) {
-	case ST_ONNX_FLOAT: return ST_DTYPE_FLOAT32;
-	case ST_ONNX_FLOAT16: return ST_DTYPE_FLOAT16;
-	case ST_ONNX_INT64: return ST_DTYPE_INT64;
-	case ST_ONNX_INT32: return ST_DTYPE_INT32;
-	case ST_ONNX_INT8: return ST_DTYPE_INT8;
-	case ST_ONNX_UINT8: return ST_DTYPE_UINT8;
-	case ST_ONNX_BOOL: return ST_DTYPE_BOOL;
-	default: return -1;
-	}
-}
 
 /* One test's tensor file: its bytes (the tensor points into them) and
  * its values as a Strata tensor. */
@@ -238,7 +223,7 @@ static int
 tensor_values(const st_onnx_tensor *t, st_tensor *out, char *why, size_t size)
 {
 	int32_t type = t->has_data_type ? t->data_type : ST_ONNX_UNDEFINED;
-	int dtype = strata_dtype(type);
+	int dtype = st_onnx_dtype(type);
 	if (dtype < 0) {
 		snprintf(why, size, "dtype %s not supported", st_onnx_data_type_name(type));
 		return -1;
@@ -684,7 +669,7 @@ run_test(const char *dir, const char *weights, const run_options *ro, char *why,
 	for (size_t i = 0; i < g->n_inputs + g->n_outputs; i++) {
 		const st_onnx_value_info *v = i < g->n_inputs ? &g->inputs[i] : &g->outputs[i - g->n_inputs];
 		if (!v->has_type || v->type.kind != ST_ONNX_TYPE_TENSOR || !v->type.has_elem_type ||
-		    strata_dtype(v->type.elem_type) >= 0 || (i < g->n_inputs && graph_has_initializer(g, v->name)))
+		    st_onnx_dtype(v->type.elem_type) >= 0 || (i < g->n_inputs && graph_has_initializer(g, v->name)))
 			continue;
 		const char *tn = st_onnx_data_type_name(v->type.elem_type);
 		if (bad.data == NULL || strstr(bad.data, tn) == NULL) {
