@@ -25,6 +25,17 @@ grep -q '"activation": {"type": "silu"}' neg-dims.strata.json ||
 	{ echo "FAIL: the conv's weights are missing"; fails=$((fails + 1)); }
 expect 0 "$STRATA" run neg-dims.strata.json --random-input
 
+# Weights in an external data file beside the model (models over 2 GB
+# keep them so) come out the same; without the data file, a clear refusal.
+expect 0 "$STRATA" import "$top_srcdir/tests/data/onnx/external.onnx" -o ext.strata.json
+cmp -s ext-weights/conv_weights.npy neg-dims-weights/conv_weights.npy &&
+	cmp -s ext-weights/conv_bias.npy neg-dims-weights/conv_bias.npy ||
+	{ echo "FAIL: weights from external data differ"; fails=$((fails + 1)); }
+cp "$top_srcdir/tests/data/onnx/external.onnx" lonely.onnx
+expect 2 "$STRATA" import lonely.onnx -o lonely.strata.json
+has err "external.onnx_data"
+[ ! -e lonely.strata.json ] || { echo "FAIL: an import without its data wrote a model"; fails=$((fails + 1)); }
+
 # The user's files are kept: the model, and a weights folder with files.
 cp neg-dims.strata.json keep.json
 expect 2 "$STRATA" import "$conv" -o neg-dims.strata.json
