@@ -106,8 +106,9 @@ layer_normalization_reshape(st_reshape *r, const st_host_api *api)
 	int first = std_axis(axis, in->rank);
 	if (first < 0) {
 		char text[SHAPE_TEXT];
-		api->message(r, ST_SEVERITY_ERROR, "axis %" PRId64 " is out of range for input %s: it must be from %d to %d",
-		             axis, std_shape_text(api, in, text), -in->rank, in->rank - 1);
+		api->message(r, ST_SEVERITY_ERROR,
+		             "axis %" PRId64 " is out of range for input %s: it must be from %d to %d", axis,
+		             std_shape_text(api, in, text), -in->rank, in->rank - 1);
 		return -1;
 	}
 	r->outputs[0] = *in;

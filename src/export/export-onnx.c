@@ -969,9 +969,8 @@ emit_layer_normalization(exporter *ex, const st_layer *l)
 	const char *d = act_node(ex, l, "Sub", x, mean, NULL);
 	const char *variance = act_node(ex, l, "ReduceMean", act_node(ex, l, "Mul", d, d, NULL), NULL, NULL);
 	attr_ints(ex, ex->n_nodes - 1, "axes", axes, n_axes);
-	const char *deviation = act_node(ex, l, "Sqrt",
-	                                 act_node(ex, l, "Add", variance, scalar_for(ex, l, "epsilon", epsilon), NULL),
-	                                 NULL, NULL);
+	const char *shifted = act_node(ex, l, "Add", variance, scalar_for(ex, l, "epsilon", epsilon), NULL);
+	const char *deviation = act_node(ex, l, "Sqrt", shifted, NULL, NULL);
 	const char *normalised = act_node(ex, l, "Div", d, deviation, NULL);
 	if (has_bias)
 		act_node(ex, l, "Add", act_node(ex, l, "Mul", normalised, scale, NULL), bias, out);
