@@ -193,4 +193,13 @@ void k_instance_norm_ref(int64_t n, int64_t c, int64_t inner, const float *x, co
 void k_instance_norm(int64_t n, int64_t c, int64_t inner, const float *x, const float *scale,
                      const float *bias, float epsilon, float *y, const st_exec_ctx *ctx);
 
+/* Layer normalisation: each of `rows` rows of `size` elements is normalised
+ * by its own mean and biased variance, then scaled and shifted element by
+ * element: y[r, j] = (x[r, j] - mean[r]) / sqrt(variance[r] + epsilon) *
+ * scale[j] + bias[j], bias NULL for none. y may be x. */
+void k_layer_norm_ref(int64_t rows, int64_t size, const float *x, const float *scale, const float *bias,
+                      float epsilon, float *y);
+void k_layer_norm(int64_t rows, int64_t size, const float *x, const float *scale, const float *bias,
+                  float epsilon, float *y, const st_exec_ctx *ctx);
+
 #endif

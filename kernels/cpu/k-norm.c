@@ -1,4 +1,4 @@
-/* Batch and instance normalisation at inference. */
+/* Batch, instance and layer normalisation at inference. */
 #include "config.h"
 
 #include <math.h>
@@ -137,4 +137,71 @@ k_instance_norm(int64_t n, int64_t c, int64_t inner, const float *x, const float
 {
 	instance_args p = { c, inner, x, scale, bias, epsilon, y };
 	k_parallel_for(ctx, n * c, inner >= 8192 ? 1 : 8192 / (inner + 1) + 1, instance_range, &p);
+}
+
+/* ---- layer normalisation ---- */
+
+void
+k_layer_norm_ref(int64_t rows, int64_t size, const float *x, const float *scale, const float *bias,
+                 float epsilon, float *y)
+{
+	for (int64_t row = 0; row < rows; row++) {
+		const float *in = x + row * size;
+		float *out = y + row * size;
+		double mean, variance;
+		plane_moments(in, size, &mean, &variance);
+		double deviation = sqrt(variance + (double)epsilon);
+		for (int64_t j = 0; j < size; j++)
+			out[j] = (float)((in[j] - mean) / deviation * scale[j] + (bias ? bias[j] : 0.0));
+	}
+}
+
+/* out[j] = (in[j] - shift) * factor * scale[j] + bias[j] (bias NULL: 0), eight at a time; out may be in. */
+K_SIMD_CLONES static void
+normalise_row(const float *in, int64_t n, float shift, float factor, const float *scale, const float *bias,
+              float *out)
+{
+	k_v8 vs = K_V8_SPLAT(shift), vf = K_V8_SPLAT(factor), x, g, b = K_V8_SPLAT(0.0f);
+	int64_t j = 0;
+	for (; j + 8 <= n; j += 8) {
+		K_V8_LOAD(x, in + j);
+		K_V8_LOAD(g, scale + j);
+		if (bias != NULL)
+			K_V8_LOAD(b, bias + j);
+		x = (x - vs) * vf * g + b;
+		K_V8_STORE(out + j, x);
+	}
+	for (; j < n; j++)
+		out[j] = (in[j] - shift) * factor * scale[j] + (bias != NULL ? bias[j] : 0.0f);
+}
+
+typedef struct layer_args {
+	int64_t size;
+	const float *x, *scale, *bias;
+	float epsilon;
+	float *y;
+} layer_args;
+
+/* Rows [r0, r1): the statistics in double, then float arithmetic per element. */
+static void
+layer_range(void *arg, int64_t r0, int64_t r1)
+{
+	const layer_args *p = arg;
+	for (int64_t row = r0; row < r1; row++) {
+		const float *in = p->x + row * p->size;
+		float *out = p->y + row * p->size;
+		double mean, variance;
+		plane_moments(in, p->size, &mean, &variance);
+		/* As for instance normalisation, the mean is subtracted first. */
+		float factor = (float)(1.0 / sqrt(variance + (double)p->epsilon));
+		normalise_row(in, p->size, (float)mean, factor, p->scale, p->bias, out);
+	}
+}
+
+void
+k_layer_norm(int64_t rows, int64_t size, const float *x, const float *scale, const float *bias,
+             float epsilon, float *y, const st_exec_ctx *ctx)
+{
+	layer_args p = { size, x, scale, bias, epsilon, y };
+	k_parallel_for(ctx, rows, size >= 8192 ? 1 : 8192 / (size + 1) + 1, layer_range, &p);
 }

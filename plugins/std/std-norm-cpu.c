@@ -1,5 +1,6 @@
-/* CPU implementations of the normalisation and dense layers: batch and
- * instance normalisation, fully connected and matrix multiply (NCHW). */
+/* CPU implementations of the normalisation and dense layers: batch,
+ * instance and layer normalisation, fully connected and matrix multiply
+ * (NCHW). */
 #include "config.h"
 
 #include <inttypes.h>
@@ -22,6 +23,7 @@ typedef struct norm_state {
 	bool reference;
 	int64_t n, c, inner;  /* the input as N x C x inner */
 	int64_t features, outputs; /* fully connected: K and num_output */
+	int64_t rows, size;   /* layer normalisation: rows of size elements */
 	int64_t folded;       /* channels in a and b */
 	float *a, *b;         /* batch normalisation folded into y = a * x + b */
 	k_matmul_dims matmul;
@@ -188,6 +190,60 @@ instance_norm_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	return 0;
 }
 
+/* ---- layer normalisation ---- */
+
+static int
+layer_norm_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	norm_state *s = state_of(L);
+	if (float_tensors(L, api, 1, s) != 0 || same_shape(L, api) != 0)
+		return -1;
+	const st_shape *in = &L->inputs[0].shape;
+	int first = std_axis(L->params[LAYER_NORM_AXIS].i, in->rank);
+	if (first < 0) {
+		char text[SHAPE_TEXT];
+		api->fail(L, "axis %" PRId64 " is out of range for input %s", L->params[LAYER_NORM_AXIS].i,
+		          std_shape_text(api, in, text));
+		return -1;
+	}
+	/* The input is rows x size: the axes before axis, and those from it on. */
+	s->rows = 1;
+	s->size = 1;
+	for (int i = 0; i < in->rank; i++) {
+		if (i < first)
+			s->rows *= in->dims[i];
+		else
+			s->size *= in->dims[i];
+	}
+	bool bias = L->params[LAYER_NORM_BIAS].b;
+	if (L->n_weights != (bias ? 2 : 1)) {
+		api->fail(L, "expected %d weight tensors, got %d", bias ? 2 : 1, L->n_weights);
+		return -1;
+	}
+	int rank = in->rank - first;
+	if (std_check_weight(L, api, 0, "scale", rank, &in->dims[first]) != 0 ||
+	    (bias && std_check_weight(L, api, 1, "bias", rank, &in->dims[first]) != 0))
+		return -1;
+	s->reference = reference_wanted();
+	L->scratch_bytes = 0;
+	return 0;
+}
+
+static int
+layer_norm_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	const norm_state *s = L->state;
+	float epsilon = (float)L->params[LAYER_NORM_EPSILON].f;
+	const float *bias = L->params[LAYER_NORM_BIAS].b ? L->weights[1].data : NULL;
+	if (s->reference)
+		k_layer_norm_ref(s->rows, s->size, L->inputs[0].data, L->weights[0].data, bias, epsilon,
+		                 L->outputs[0].data);
+	else
+		k_layer_norm(s->rows, s->size, L->inputs[0].data, L->weights[0].data, bias, epsilon,
+		             L->outputs[0].data, ctx);
+	return 0;
+}
+
 /* ---- fully connected ---- */
 
 static int
@@ -317,6 +373,8 @@ const st_impl_desc std_norm_impls[] = {
 	  .prepare = batch_norm_prepare, .run = batch_norm_run, .release = norm_release },
 	{ .layer = "instance_normalization", CPU_NCHW, .dtypes = FP32, .flags = ST_IMPL_IN_PLACE,
 	  .prepare = instance_norm_prepare, .run = instance_norm_run, .release = norm_release },
+	{ .layer = "layer_normalization", CPU_NCHW, .dtypes = FP32, .flags = ST_IMPL_IN_PLACE,
+	  .prepare = layer_norm_prepare, .run = layer_norm_run, .release = norm_release },
 	{ .layer = "fully_connected", CPU_NCHW, .dtypes = FP32, .prepare = fc_prepare, .run = fc_run,
 	  .release = norm_release },
 	/* Integer products are computed as they are; float16 is widened by the host. */

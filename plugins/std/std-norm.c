@@ -1,5 +1,5 @@
-/* Normalisation and dense layers: batch and instance normalisation, fully
- * connected and matrix multiplication. */
+/* Normalisation and dense layers: batch, instance and layer normalisation,
+ * fully connected and matrix multiplication. */
 #include "config.h"
 
 #include <inttypes.h>
@@ -79,6 +79,47 @@ instance_normalization_reshape(st_reshape *r, const st_host_api *api)
 	/* Statistics are computed at run time: mean and variance passes, then
 	 * a subtract, a divide and a multiply-add per element, about five. */
 	r->flops = 5.0 * element_count(in);
+	return 0;
+}
+
+/* ---- layer normalisation ---- */
+
+static const st_param_desc layer_normalization_params[] = {
+	[LAYER_NORM_AXIS] = { .name = "axis", .kind = ST_PARAM_INT, .default_value = "-1",
+	                      .doc = "First of the axes normalised together: the statistics are taken over "
+	                             "this axis and every one after it; negative values count from the "
+	                             "last axis." },
+	[LAYER_NORM_EPSILON] = { .name = "epsilon", .kind = ST_PARAM_FLOAT, .default_value = "1e-05",
+	                         .flags = ST_PARAM_HAS_MIN, .min = 0, .doc = epsilon_doc },
+	[LAYER_NORM_BIAS] = { .name = "bias", .kind = ST_PARAM_BOOL, .default_value = "true",
+	                      .doc = "Whether a learned bias is added after the scale (ONNX input B)." },
+};
+
+static int
+layer_normalization_reshape(st_reshape *r, const st_host_api *api)
+{
+	const st_shape *in = r->inputs[0];
+	if (require_rank(r, api, in, 1, "at least one axis to normalise") != 0 ||
+	    std_require_float(r, api, in) != 0)
+		return -1;
+	int64_t axis = r->params[LAYER_NORM_AXIS].i;
+	int first = std_axis(axis, in->rank);
+	if (first < 0) {
+		char text[SHAPE_TEXT];
+		api->message(r, ST_SEVERITY_ERROR,
+		             "axis %" PRId64 " is out of range for input %s: it must be from %d to %d", axis,
+		             std_shape_text(api, in, text), -in->rank, in->rank - 1);
+		return -1;
+	}
+	r->outputs[0] = *in;
+	/* Scale and bias cover the normalised axes, one value per element of a row. */
+	int rank = in->rank - first;
+	if (std_declare_weight(r, api, "scale", rank, &in->dims[first]) != 0 ||
+	    (r->params[LAYER_NORM_BIAS].b && std_declare_weight(r, api, "bias", rank, &in->dims[first]) != 0))
+		return -1;
+	/* As instance normalisation: two passes for the statistics, then a
+	 * subtract, a divide and a multiply-add; one less without the bias. */
+	r->flops = (r->params[LAYER_NORM_BIAS].b ? 5.0 : 4.0) * element_count(in);
 	return 0;
 }
 
@@ -214,6 +255,9 @@ static const st_port_desc norm_input[] = {
 static const st_port_desc instance_input[] = {
 	{ "input", 0, "N x C x spatial (rank 3 or more), float32 or float16." },
 };
+static const st_port_desc layer_input[] = {
+	{ "input", 0, "Any tensor of rank 1 or more, float32 or float16; axes from axis on are normalised." },
+};
 static const st_port_desc same_output[] = {
 	{ "output", 0, "The normalised tensor, of the input's shape and type." },
 };
@@ -233,6 +277,7 @@ static const st_port_desc matmul_output[] = {
 
 static const char *const batch_normalization_aliases[] = { "bn", "batchnorm", NULL };
 static const char *const instance_normalization_aliases[] = { "instnorm", NULL };
+static const char *const layer_normalization_aliases[] = { "layernorm", NULL };
 static const char *const fully_connected_aliases[] = { "fc", "dense", NULL };
 static const char *const matrix_multiply_aliases[] = { "matmul", NULL };
 
@@ -250,6 +295,13 @@ const st_layer_desc std_norm_layers[] = {
 	  .inputs = instance_input, .n_inputs = 1, .outputs = same_output, .n_outputs = 1,
 	  .params = instance_normalization_params, .n_params = STD_COUNT(instance_normalization_params),
 	  .flags = ST_LAYER_ACTIVATION, .reshape = instance_normalization_reshape },
+	{ .name = "layer_normalization", .display_name = "Layer normalization", .category = "Normalization",
+	  .aliases = layer_normalization_aliases,
+	  .summary = "Normalises each sample over its last axes (from axis on), then scales and shifts it "
+	             "element by element.",
+	  .inputs = layer_input, .n_inputs = 1, .outputs = same_output, .n_outputs = 1,
+	  .params = layer_normalization_params, .n_params = STD_COUNT(layer_normalization_params),
+	  .flags = ST_LAYER_ACTIVATION, .reshape = layer_normalization_reshape },
 	{ .name = "fully_connected", .display_name = "Fully connected", .category = "General",
 	  .aliases = fully_connected_aliases,
 	  .summary = "Flattens each sample and multiplies it by a learned matrix (ONNX Gemm).",

@@ -76,6 +76,7 @@ enum {
 enum { GLOBAL_POOL_MODE };
 enum { BATCH_NORM_EPSILON };
 enum { INSTANCE_NORM_EPSILON };
+enum { LAYER_NORM_AXIS, LAYER_NORM_EPSILON, LAYER_NORM_BIAS };
 enum { FC_NUM_OUTPUT, FC_BIAS };
 
 /* std-tensor.c */

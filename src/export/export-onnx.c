@@ -502,7 +502,8 @@ coef_enum(const st_layer *l, const char *name)
 	return d->params[i].enum_values[l->act.coef.values[i].i];
 }
 
-/* A helper node of l's activation: op(in...) -> a fresh tensor, or out when given. */
+/* A helper node of l, for its activation or an operator written out in
+ * smaller ones: op(a, b) -> a fresh tensor, or out when given. */
 static const char *
 act_node(exporter *ex, const st_layer *l, const char *op, const char *a, const char *b, const char *out)
 {
@@ -927,6 +928,57 @@ static int
 emit_instance_normalization(exporter *ex, const st_layer *l)
 {
 	return emit_normalization(ex, l, false);
+}
+
+/*
+ * LayerNormalization from opset 17. Before, its definition is written out:
+ * mean = ReduceMean(x), d = x - mean, variance = ReduceMean(d * d),
+ * y = d / Sqrt(variance + epsilon) * scale + bias, the reductions over the
+ * normalised axes (an attribute of ReduceMean until opset 18).
+ */
+static int
+emit_layer_normalization(exporter *ex, const st_layer *l)
+{
+	const st_shape *s = input_shape(l, 0);
+	if (need_shape(ex, l, s) != 0)
+		return -1;
+	int32_t type = float_type(ex, l);
+	bool has_bias = param(l, "bias")->b;
+	int64_t axis = param(l, "axis")->i;
+	double epsilon = param(l, "epsilon")->f;
+	const char *x = input_name(ex, l, 0);
+	const char *scale = weight(ex, l, "scale", type, NULL, 0);
+	const char *bias = has_bias && scale != NULL ? weight(ex, l, "bias", type, NULL, 0) : NULL;
+	if (scale == NULL || (has_bias && bias == NULL))
+		return -1;
+	const char *out = main_output(ex, l);
+	if (ex->opset >= 17) {
+		const char *in[3] = { x, scale, bias };
+		size_t n = node1(ex, "LayerNormalization", l, in, has_bias ? 3 : 2, out);
+		attr_int(ex, n, "axis", axis);
+		attr_float(ex, n, "epsilon", epsilon);
+		return finish(ex, l, out);
+	}
+	assert(ex->opset < 18);
+	int64_t axes[ST_MAX_RANK];
+	int n_axes = 0;
+	/* Counted from the end (-2, -1), as PyTorch writes them: the importer
+	 * knows the pattern by that, whatever the rank. */
+	for (int64_t k = axis < 0 ? axis + s->rank : axis; k < s->rank; k++)
+		axes[n_axes++] = k - s->rank;
+	const char *mean = act_node(ex, l, "ReduceMean", x, NULL, NULL);
+	attr_ints(ex, ex->n_nodes - 1, "axes", axes, n_axes);
+	const char *d = act_node(ex, l, "Sub", x, mean, NULL);
+	const char *variance = act_node(ex, l, "ReduceMean", act_node(ex, l, "Mul", d, d, NULL), NULL, NULL);
+	attr_ints(ex, ex->n_nodes - 1, "axes", axes, n_axes);
+	const char *shifted = act_node(ex, l, "Add", variance, scalar_for(ex, l, "epsilon", epsilon), NULL);
+	const char *deviation = act_node(ex, l, "Sqrt", shifted, NULL, NULL);
+	const char *normalised = act_node(ex, l, "Div", d, deviation, NULL);
+	if (has_bias)
+		act_node(ex, l, "Add", act_node(ex, l, "Mul", normalised, scale, NULL), bias, out);
+	else
+		act_node(ex, l, "Mul", normalised, scale, out);
+	return finish(ex, l, out);
 }
 
 static int
@@ -1385,6 +1437,7 @@ static const struct {
 	{ "global_pooling", emit_global_pooling },
 	{ "batch_normalization", emit_batch_normalization },
 	{ "instance_normalization", emit_instance_normalization },
+	{ "layer_normalization", emit_layer_normalization },
 	{ "fully_connected", emit_fully_connected },
 	{ "matrix_multiply", emit_matrix_multiply },
 	{ "elementwise", emit_elementwise },

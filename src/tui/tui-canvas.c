@@ -78,6 +78,8 @@ static const summary_rule summary_rules[] = {
 	{ .type = "input", .items = { { "dims", SUM_VALUE, "", 0 },
 	                              { "dtype", SUM_VALUE, "", SUM_SKIP_DEFAULT } } },
 	{ .type = "instance_normalization", .items = EPSILON_ITEMS },
+	{ .type = "layer_normalization", .items = { { "axis", SUM_VALUE, "axis ", SUM_SKIP_DEFAULT },
+	                                            { "epsilon", SUM_VALUE, "eps ", SUM_SKIP_DEFAULT } } },
 	{ .type = "linear_blend", .items = { { "alpha", SUM_VALUE, "alpha ", 0 } } },
 	{ .type = "pad", .items = { { "mode", SUM_VALUE, "", 0 }, { "pads", SUM_DIMS, "", 0 } } },
 	{ .type = "pooling", .items = { { "mode", SUM_VALUE, "", 0 }, { "kernel", SUM_DIMS, "k", 0 },
