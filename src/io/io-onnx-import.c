@@ -3509,7 +3509,7 @@ layer_norm_pattern(imp *I, patterns *P, size_t head, const int *role, fusion *f,
 	at[n_at++] = idx;
 	st_onnx_str d = sub->outputs[0];
 	size_t r[3];
-	if (pat_count(P, d) != 2 || readers(P, d, r, 3) != 2)
+	if (readers(P, d, r, 3) != 2)
 		return 0;
 	const st_onnx_node *sq = NULL, *div = NULL;
 	size_t sq_at = 0, div_at = 0;
@@ -3525,7 +3525,8 @@ layer_norm_pattern(imp *I, patterns *P, size_t head, const int *role, fusion *f,
 			div_at = r[k];
 		}
 	}
-	if (sq == NULL || div == NULL)
+	/* d is read by these two nodes only (Mul(d, d) reads it twice). */
+	if (sq == NULL || div == NULL || pat_count(P, d) != (str_same(sq->inputs[1], d) ? 3u : 2u))
 		return 0;
 	at[n_at++] = sq_at;
 	const st_onnx_node *var;
@@ -3719,6 +3720,14 @@ static int
 map_fusion(imp *I, const fusion *f)
 {
 	st_onnx_node node = *I->node;
+	/* Exporters name a group's nodes after what they compute ("ln/Sqrt",
+	 * "/encoder/norm/Div"): the layer takes the part before the last '/'. */
+	for (size_t k = node.name.len; k > 1; k--) {
+		if (node.name.data[k - 1] == '/') {
+			node.name.len = k - 1;
+			break;
+		}
+	}
 	st_onnx_str in[2] = { f->x, f->b };
 	node.inputs = in;
 	node.n_inputs = f->act ? 1 : 2;

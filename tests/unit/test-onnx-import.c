@@ -515,3 +515,55 @@ Test(onnx_import, no_graph_and_bad_tensors_are_errors)
 	cr_assert(strstr(messages, "mm") != NULL, "%s", messages);
 	done();
 }
+
+Test(onnx_import, layer_normalization_op_and_written_out_form)
+{
+	/* The operator (opset 17). */
+	begin(17);
+	input("x", 3, (int64_t[]){ 2, 3, 4 });
+	float g[4] = { 1, 2, 3, 4 }, b[4] = { 0, 0.5f, 0, -1 };
+	init_f("g", 1, (int64_t[]){ 4 }, g);
+	init_f("b", 1, (int64_t[]){ 4 }, b);
+	st_onnx_node *n = node("LayerNormalization", "ln", "x", "g", "b", "y");
+	attr_f(n, "epsilon", 1e-3f);
+	output("y");
+	cr_assert_eq(import(), 0, "%s", messages);
+	cr_assert_str_eq(layer("ln")->type_name, "layer_normalization");
+	cr_assert_eq(param(layer("ln"), "axis")->i, -1);
+	cr_assert_float_eq(param(layer("ln"), "epsilon")->f, 1e-3, 1e-9);
+	cr_assert(param(layer("ln"), "bias")->b);
+	done();
+
+	/* As PyTorch writes it out: ReduceMean, Sub, Pow 2, ReduceMean, Add ε,
+	 * Sqrt, Div, Mul γ, Add β, named /block/norm/... */
+	begin(13);
+	input("x", 3, (int64_t[]){ 2, 3, 4 });
+	float two = 2, eps = 1e-5f;
+	init_f("g", 1, (int64_t[]){ 4 }, g);
+	init_f("b", 1, (int64_t[]){ 4 }, b);
+	init_f("two", 0, NULL, &two);
+	init_f("eps", 0, NULL, &eps);
+	attr_ints(node("ReduceMean", "/block/norm/ReduceMean", "x", NULL, NULL, "m"), "axes", 1, (int64_t[]){ -1 });
+	node("Sub", "/block/norm/Sub", "x", "m", NULL, "d");
+	node("Pow", "/block/norm/Pow", "d", "two", NULL, "d2");
+	attr_ints(node("ReduceMean", "/block/norm/ReduceMean_1", "d2", NULL, NULL, "v"), "axes", 1, (int64_t[]){ -1 });
+	node("Add", "/block/norm/Add", "v", "eps", NULL, "ve");
+	node("Sqrt", "/block/norm/Sqrt", "ve", NULL, NULL, "s");
+	node("Div", "/block/norm/Div", "d", "s", NULL, "nrm");
+	node("Mul", "/block/norm/Mul", "nrm", "g", NULL, "gm");
+	node("Add", "/block/norm/Add_1", "gm", "b", NULL, "y");
+	output("y");
+	cr_assert_eq(import(), 0, "%s", messages);
+	cr_assert_eq(R.graph->n_layers, 3, "%d layers", R.graph->n_layers);
+	const st_layer *l = layer("_block_norm");
+	cr_assert_str_eq(l->type_name, "layer_normalization");
+	cr_assert_float_eq(param(l, "epsilon")->f, 1e-5, 1e-9);
+	st_npy a;
+	load_weight("_block_norm", "scale", &a);
+	cr_assert_float_eq(((const float *)a.data)[3], 4.0f, 1e-7);
+	st_npy_free(&a);
+	load_weight("_block_norm", "bias", &a);
+	cr_assert_float_eq(((const float *)a.data)[3], -1.0f, 1e-7);
+	st_npy_free(&a);
+	done();
+}
