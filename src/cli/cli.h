@@ -43,17 +43,20 @@ typedef struct cli_command {
 	int (*run)(const cli_args *a);
 } cli_command;
 
+/* Most options one subcommand may have. */
+#define CLI_MAX_OPTIONS 24
+
 /* Parsed arguments of one subcommand. */
 struct cli_args {
 	const cli_command *cmd;
 	int argc;         /* positional arguments */
 	char **argv;
 	/* Options by position in cmd->options: count given and last value. */
-	int counts[16];
-	const char *values[16];
+	int counts[CLI_MAX_OPTIONS];
+	const char *values[CLI_MAX_OPTIONS];
 	/* Every value of a repeatable option, in order. */
-	const char **multi[16];
-	int n_multi[16];
+	const char **multi[CLI_MAX_OPTIONS];
+	int n_multi[CLI_MAX_OPTIONS];
 	/* Every option as given, in command-line order. */
 	int n_given;
 	int *given_option;

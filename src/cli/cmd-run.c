@@ -9,11 +9,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "st-engine.h"
 #include "st-io.h"
+#include "st-report.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -259,12 +262,125 @@ parse_count(const char *text, const char *what, long lo, long hi, long *out)
 	return 0;
 }
 
+/* The batch size: the first input's leading dimension (1 without inputs). */
+static int64_t
+batch_of(const st_plan *plan)
+{
+	if (st_plan_input_count(plan) == 0)
+		return 1;
+	const st_shape *s = st_plan_input_shape(plan, 0);
+	return s->rank > 0 ? s->dims[0] : 1;
+}
+
+/* A new report file in dir: DATE-TIME.strata-report.json, with -2, -3...
+ * when two runs share a second. Caller frees. */
+static char *
+report_file(const char *dir, const char *stamp)
+{
+	for (int k = 1;; k++) {
+		char *p = k == 1 ? st_xasprintf("%s/%s.strata-report.json", dir, stamp)
+		                 : st_xasprintf("%s/%s-%d.strata-report.json", dir, stamp, k);
+		if (access(p, F_OK) != 0)
+			return p;
+		free(p);
+	}
+}
+
+/* The report of this run: the summary from the timed runs, and with
+ * --profile the layer table from separate profiled runs, so that the
+ * profiler's clock reads never enter the headline. *path is the file. */
+static int
+write_report(const cli_args *a, const st_graph *g, st_plan *plan, const double *times, long done, long warmup,
+             const char *backend, long profile_iterations, char **path)
+{
+	st_report r;
+	memset(&r, 0, sizeof r);
+	r.major = ST_REPORT_MAJOR;
+	r.minor = ST_REPORT_MINOR;
+	r.model = st_xstrdup(a->argv[0]);
+	r.network = st_xstrdup(g->network.values[ST_NET_NAME].s ? g->network.values[ST_NET_NAME].s : "");
+	r.network_version = st_xstrdup(g->network.values[ST_NET_VERSION].s ? g->network.values[ST_NET_VERSION].s : "");
+	r.strata_version = st_xstrdup(PACKAGE_VERSION);
+	time_t now = time(NULL);
+	struct tm tm;
+	gmtime_r(&now, &tm);
+	char date[32], stamp[32];
+	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	r.date = st_xstrdup(date);
+	r.backend = st_xstrdup(backend);
+	struct utsname un;
+	r.device = st_xasprintf("%s, %d cores", uname(&un) == 0 ? un.machine : "unknown", st_cpu_count());
+	r.format = st_xstrdup(st_tensor_format_name(st_plan_format(plan)));
+	r.threads = st_plan_threads(plan);
+	r.iterations = (int)done;
+	r.warmup = (int)warmup;
+	r.batch = batch_of(plan);
+	double *ms = st_xmalloc(sizeof *ms * (size_t)done);
+	for (long k = 0; k < done; k++)
+		ms[k] = times[k] * 1e3;
+	st_report_times_from(&r.latency, ms, (int)done);
+	free(ms);
+	r.throughput = r.latency.mean > 0 ? (double)r.batch / (r.latency.mean / 1e3) : 0;
+	int rc = EXIT_OK;
+	if (cli_flag(a, "profile")) {
+		st_diag d;
+		st_diag_init(&d);
+		if (st_plan_profile(plan, (int)profile_iterations, &r, &d) != 0) {
+			st_diag_print(&d, stderr);
+			rc = EXIT_RUNTIME;
+		}
+		st_diag_free(&d);
+	}
+	char *dir = NULL;
+	if (rc == EXIT_OK) {
+		if (cli_value(a, "report-dir")) {
+			dir = st_xstrdup(cli_value(a, "report-dir"));
+		} else {
+			/* $XDG_STATE_HOME/strata/reports/<model's file name without .strata.json> */
+			const char *base = strrchr(a->argv[0], '/');
+			base = base ? base + 1 : a->argv[0];
+			size_t n = strlen(base);
+			if (n > 12 && strcmp(base + n - 12, ".strata.json") == 0)
+				n -= 12;
+			else if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+				n -= 5;
+			char *state = st_state_dir();
+			dir = st_xasprintf("%s/strata/reports/%.*s", state, (int)n, base);
+			free(state);
+		}
+		char err[512];
+		if (st_make_dirs(dir, err, sizeof err) != 0) {
+			fprintf(stderr, "strata run: no report: %s\n", err);
+			rc = EXIT_RUNTIME;
+		} else {
+			*path = report_file(dir, stamp);
+			if (st_report_save(&r, *path, err, sizeof err) != 0) {
+				fprintf(stderr, "strata run: no report: %s\n", err);
+				free(*path);
+				*path = NULL;
+				rc = EXIT_RUNTIME;
+			}
+		}
+	}
+	free(dir);
+	st_report_free(&r);
+	return rc;
+}
+
 int
 cli_cmd_run(const cli_args *a)
 {
 	const char *path = a->argv[0];
 	bool json = cli_flag(a, "json");
-	long iterations = 1, warmup = -1, threads = 0;
+	long iterations = 1, warmup = -1, threads = 0, profile_iterations = 10;
+	if ((cli_value(a, "profile-iterations") &&
+	     parse_count(cli_value(a, "profile-iterations"), "--profile-iterations", 1, 100000, &profile_iterations) != 0))
+		return EXIT_USAGE;
+	if (cli_flag(a, "no-report") && (cli_value(a, "report-dir") || cli_flag(a, "profile"))) {
+		fprintf(stderr, "strata run: --no-report writes no report: --report-dir and --profile need one\n");
+		return EXIT_USAGE;
+	}
 	if ((cli_value(a, "iterations") &&
 	     parse_count(cli_value(a, "iterations"), "--iterations", 1, 1000000, &iterations) != 0) ||
 	    (cli_value(a, "warmup") && parse_count(cli_value(a, "warmup"), "--warmup", 0, 1000000, &warmup) != 0) ||
@@ -493,6 +609,9 @@ cli_cmd_run(const cli_args *a)
 			free(name);
 		}
 	}
+	char *report_path = NULL;
+	if (rc == EXIT_OK && done > 0 && !cli_flag(a, "no-report"))
+		rc = write_report(a, g, plan, times, done, warmup, backend, profile_iterations, &report_path);
 	if (rc == EXIT_OK && done > 0) {
 		double sum = 0, *sorted = st_xmalloc(sizeof *sorted * (size_t)done);
 		memcpy(sorted, times, sizeof *sorted * (size_t)done);
@@ -500,6 +619,12 @@ cli_cmd_run(const cli_args *a)
 		for (long k = 0; k < done; k++)
 			sum += times[k];
 		double mean = sum / (double)done, median = sorted[done / 2];
+		st_report_times lat;
+		for (long k = 0; k < done; k++)
+			sorted[k] *= 1e3;
+		st_report_times_from(&lat, sorted, (int)done);
+		for (long k = 0; k < done; k++)
+			sorted[k] /= 1e3;
 		if (json) {
 			cJSON *root = cJSON_CreateObject();
 			cJSON_AddStringToObject(root, "model", path);
@@ -512,6 +637,12 @@ cli_cmd_run(const cli_args *a)
 			cJSON_AddNumberToObject(root, "median_ms", median * 1e3);
 			cJSON_AddNumberToObject(root, "min_ms", sorted[0] * 1e3);
 			cJSON_AddNumberToObject(root, "max_ms", sorted[done - 1] * 1e3);
+			cJSON_AddNumberToObject(root, "p90_ms", lat.p90);
+			cJSON_AddNumberToObject(root, "p95_ms", lat.p95);
+			cJSON_AddNumberToObject(root, "p99_ms", lat.p99);
+			cJSON_AddNumberToObject(root, "throughput", mean > 0 ? (double)batch_of(plan) / mean : 0);
+			if (report_path != NULL)
+				cJSON_AddStringToObject(root, "report", report_path);
 			cJSON_AddNumberToObject(root, "arena_bytes", (double)st_plan_arena_bytes(plan));
 			cJSON_AddNumberToObject(root, "live_bound_bytes", (double)st_plan_live_bound(plan));
 			cJSON *outs = cJSON_AddArrayToObject(root, "outputs");
@@ -527,15 +658,19 @@ cli_cmd_run(const cli_args *a)
 			if (done == 1)
 				printf("run: %.2f ms", mean * 1e3);
 			else
-				printf("%ld runs after %ld warm-up%s: mean %.2f ms, median %.2f, min %.2f, max %.2f", done,
-				       warmup, warmup == 1 ? "" : "s", mean * 1e3, median * 1e3, sorted[0] * 1e3,
-				       sorted[done - 1] * 1e3);
+				printf("%ld runs after %ld warm-up%s: mean %.2f ms, median %.2f, p90 %.2f, p99 %.2f, min "
+				       "%.2f, max %.2f",
+				       done, warmup, warmup == 1 ? "" : "s", mean * 1e3, median * 1e3, lat.p90, lat.p99,
+				       sorted[0] * 1e3, sorted[done - 1] * 1e3);
 			printf(" · %s · %s · %d thread%s · activations %s (bound %s)\n",
 			       st_tensor_format_name(st_plan_format(plan)), backend, st_plan_threads(plan),
 			       st_plan_threads(plan) == 1 ? "" : "s", arena, bound_text);
+			if (report_path != NULL)
+				printf("report: %s\n", report_path);
 		}
 		free(sorted);
 	}
+	free(report_path);
 	free(times);
 out:
 	for (int i = 0; i < n_fed; i++)

@@ -1,6 +1,7 @@
 /* strata: the command table, argument parsing and dispatch. */
 #include "config.h"
 
+#include <assert.h>
 #include <cjson/cJSON.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -65,6 +66,10 @@ static const cli_option run_options[] = {
 	{ "iterations", 'n', "N", "timed runs (default 1)", false },
 	{ "warmup", 0, "N", "untimed runs first (default 1 when timing several runs)", false },
 	{ "show-plan", 0, NULL, "print the plan: steps, formats, conversions, memory", false },
+	{ "profile", 0, NULL, "time every layer too, in separate runs, for the report's layer table", false },
+	{ "profile-iterations", 0, "N", "profiled runs with --profile (default 10)", false },
+	{ "report-dir", 0, "DIR", "where the report goes (default $XDG_STATE_HOME/strata/reports/MODEL)", false },
+	{ "no-report", 0, NULL, "write no report", false },
 	{ "json", 0, NULL, "print timings and output summaries as JSON", false },
 	{ NULL, 0, NULL, NULL, false },
 };
@@ -199,6 +204,8 @@ cli_values(const cli_args *a, const char *name, const char ***values)
 static void
 add_value(cli_args *a, int i, const char *v)
 {
+	/* A command table with more options than cli_args holds is a bug. */
+	assert(i < CLI_MAX_OPTIONS);
 	a->counts[i]++;
 	a->values[i] = v;
 	a->multi[i] = st_xreallocarray(a->multi[i], (size_t)a->n_multi[i] + 1, sizeof *a->multi[i]);
@@ -282,7 +289,7 @@ parse_args(const cli_command *c, int argc, char **argv, cli_args *a)
 static void
 free_args(cli_args *a)
 {
-	for (int i = 0; i < 16; i++)
+	for (int i = 0; i < CLI_MAX_OPTIONS; i++)
 		free(a->multi[i]);
 	free(a->given_option);
 	free(a->given_value);

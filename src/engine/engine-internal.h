@@ -86,7 +86,14 @@ struct st_plan {
 	st_exec_ctx ctx;
 	bool weights_bound;
 	bool inputs_set;
+	/* Profiling (engine-profile.c): seconds of each step of the last run. */
+	bool profiling;
+	double *step_seconds;
+	int n_step_seconds;
 };
+
+/* engine-profile.c */
+void plan_profile_reserve(st_plan *p);
 
 /* engine-plan.c */
 int plan_reshape(st_plan *p, st_diag *d);

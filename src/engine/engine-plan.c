@@ -645,6 +645,7 @@ st_plan_free(st_plan *p)
 {
 	if (p == NULL)
 		return;
+	free(p->step_seconds);
 	for (int s = 0; s < p->n_slots; s++) {
 		layer_slot *slot = &p->slots[s];
 		if (slot->impl && slot->impl->release && slot->state) {

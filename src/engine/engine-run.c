@@ -318,10 +318,12 @@ st_plan_run(st_plan *p, st_diag *d)
 		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "set the inputs before running");
 		return -1;
 	}
+	plan_profile_reserve(p);
 	for (int i = 0; i < p->n_steps; i++) {
 		if (p->opt.cancel != NULL && *p->opt.cancel)
 			return 1;
 		plan_step *s = &p->steps[i];
+		double t0 = p->profiling ? st_now() : 0;
 		switch (s->kind) {
 		case ST_STEP_FEED:
 			break;
@@ -342,6 +344,8 @@ st_plan_run(st_plan *p, st_diag *d)
 				apply_activation(p, s);
 			break;
 		}
+		if (p->profiling)
+			p->step_seconds[i] = st_now() - t0;
 	}
 	return 0;
 }

@@ -88,6 +88,22 @@ const st_shape *st_plan_output_shape(const st_plan *p, int i);
 /* Copies output i into out (NCHW; float outputs as float32). */
 void st_plan_get_output(const st_plan *p, int i, void *out);
 
+/* ---- engine-profile.c ---- */
+
+typedef struct st_report st_report;
+
+/* Times every step of each run from now on (on), or stops (off). Off, a
+ * run reads no clock. */
+void st_plan_set_profiling(st_plan *p, bool on);
+/* Seconds each step took in the last run (st_plan_step_count of them), or
+ * NULL when profiling is off or no run happened since the plan changed. */
+const double *st_plan_step_seconds(const st_plan *p);
+/* Runs the plan iterations times with profiling and fills r's layer table
+ * (one row per layer or conversion step, in execution order), skipped
+ * layers, peak memory and profile_iterations; the caller fills the summary
+ * and frees r with st_report_free. Returns st_plan_run's result. */
+int st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d);
+
 /* ---- cpu-pool.c ---- */
 
 /* A pool of n threads (the caller counts as one; n <= 0: every core).

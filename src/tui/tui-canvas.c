@@ -81,6 +81,8 @@ static const summary_rule summary_rules[] = {
 	{ .type = "layer_normalization", .items = { { "axis", SUM_VALUE, "axis ", SUM_SKIP_DEFAULT },
 	                                            { "epsilon", SUM_VALUE, "eps ", SUM_SKIP_DEFAULT } } },
 	{ .type = "linear_blend", .items = { { "alpha", SUM_VALUE, "alpha ", 0 } } },
+	{ .type = "onnx_operator", .items = { { "domain", SUM_VALUE, "", SUM_SKIP_EMPTY },
+	                                      { "op_type", SUM_VALUE, "", 0 } } },
 	{ .type = "pad", .items = { { "mode", SUM_VALUE, "", 0 }, { "pads", SUM_DIMS, "", 0 } } },
 	{ .type = "pooling", .items = { { "mode", SUM_VALUE, "", 0 }, { "kernel", SUM_DIMS, "k", 0 },
 	                                { "stride", SUM_DIMS, "s", SUM_SKIP_ONES } } },

@@ -10,6 +10,7 @@
 #include "helpers.h"
 #include "st-engine.h"
 #include "st-io.h"
+#include "st-report.h"
 
 static st_registry *
 registry(void)
@@ -359,6 +360,69 @@ Test(engine, a_run_can_be_cancelled)
 	feed_ramp(p, st_plan_input_shape(p, 0));
 	stop = 1;
 	cr_assert_eq(st_plan_run(p, &d), 1);
+	st_diag_free(&d);
+	st_plan_free(p);
+	st_session_free(s);
+}
+
+Test(engine, profiling_times_steps_and_fills_the_layer_table)
+{
+	st_session *s = model("add input data; set data dims 2x4x4; add triple t0; connect data t0;"
+	                      "add triple t1; connect t0 t1; add triple t2; connect t1 t2;"
+	                      "add output out; connect t2 out");
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1);
+	bind_random(p);
+	feed_ramp(p, st_plan_input_shape(p, 0));
+	int64_t n;
+	/* Off, nothing is timed. */
+	float *y = run_and_get(p, &n);
+	free(y);
+	cr_assert_null(st_plan_step_seconds(p));
+	st_plan_set_profiling(p, true);
+	y = run_and_get(p, &n);
+	free(y);
+	const double *secs = st_plan_step_seconds(p);
+	cr_assert_not_null(secs);
+	for (int i = 0; i < st_plan_step_count(p); i++)
+		cr_assert_geq(secs[i], 0.0);
+	st_plan_set_profiling(p, false);
+	cr_assert_null(st_plan_step_seconds(p));
+
+	st_report r;
+	memset(&r, 0, sizeof r);
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_profile(p, 5, &r, &d), 0);
+	cr_assert_null(st_plan_step_seconds(p), "profiling is back off");
+	cr_assert_eq(r.profile_iterations, 5);
+	cr_assert_eq(r.n_layers, 3, "one row per layer step");
+	double share = 0;
+	for (int i = 0; i < r.n_layers; i++) {
+		const st_report_layer *l = &r.layers[i];
+		char want[16];
+		snprintf(want, sizeof want, "t%d", i);
+		cr_assert_str_eq(l->name, want);
+		cr_assert_str_eq(l->type, "triple");
+		cr_assert_str_eq(l->output, "1x2x4x4");
+		cr_assert_eq(l->distance, i + 1);
+		cr_assert_eq(l->time.count, 5);
+		cr_assert(l->time.min <= l->time.median && l->time.median <= l->time.max);
+		/* 32 floats in and 32 out. */
+		cr_assert_float_eq(l->bytes, 256.0, 1e-9);
+		cr_assert_eq(l->mem_allocated, 128);
+		cr_assert_eq(l->cycles, -1.0, "counters not measured are unavailable, not 0");
+		share += l->share;
+	}
+	cr_assert_float_eq(share, 1.0, 1e-9);
+	/* t2 writes the network's output: it stays to the end. */
+	cr_assert_eq(r.layers[2].mem_persistent, 128);
+	cr_assert_eq(r.layers[0].mem_persistent, 0);
+	/* t0's output is freed once t1 has read it. */
+	cr_assert_eq(r.layers[1].mem_freed, 128);
+	cr_assert_geq(r.peak_bytes, r.layers[0].mem_live);
+	cr_assert_not_null(r.peak_layer);
+	cr_assert_eq(r.n_skipped, 2, "the input and output layers run no layer step");
+	st_report_free(&r);
 	st_diag_free(&d);
 	st_plan_free(p);
 	st_session_free(s);

@@ -253,7 +253,9 @@ Test(tui_canvas, summaries_show_the_key_parameters)
 		"add probe_test probe 0 100; set probe gamma y; set probe beta 0.25;"
 		"add probe_test quiet 0 110;"
 		"add convolution busy 0 120; set busy num_output 1024; set busy kernel 3x1;"
-		"set busy stride 2x1; set busy dilation 2; set busy groups 32; act busy leaky_relu");
+		"set busy stride 2x1; set busy dilation 2; set busy groups 32; act busy leaky_relu;"
+		"add onnx_operator nms 0 130; set nms op_type NonMaxSuppression;"
+		"add onnx_operator custom 0 140; set custom op_type Grid; set custom domain com.example");
 	assert_summary(s, "conv", false, "64 k3 s2 relu");
 	assert_summary(s, "wide", false, "1 k3×1 g4");
 	assert_summary(s, "wide", true, "1 k3x1 g4");
@@ -271,6 +273,9 @@ Test(tui_canvas, summaries_show_the_key_parameters)
 	assert_summary(s, "quiet", false, "");
 	/* Too long: parameters go from the end; the first one and the activation stay. */
 	assert_summary(s, "busy", false, "1024 k3×1 leaky_relu");
+	/* A placeholder shows the operator it keeps, and its domain when not ONNX's. */
+	assert_summary(s, "nms", false, "NonMaxSuppression");
+	assert_summary(s, "custom", false, "com.example Grid");
 	st_session_free(s);
 }
 

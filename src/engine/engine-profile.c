@@ -1,0 +1,228 @@
+/* Profiling: the time of every step of a run when asked for (a clock read
+ * before and after each step, nothing otherwise), and a profiled series of
+ * runs turned into a report's layer table: times, FLOPs and bytes moved,
+ * achieved rates, and the memory each layer allocates, frees and keeps. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine-internal.h"
+#include "st-report.h"
+
+void
+st_plan_set_profiling(st_plan *p, bool on)
+{
+	p->profiling = on;
+	if (!on) {
+		free(p->step_seconds);
+		p->step_seconds = NULL;
+		p->n_step_seconds = 0;
+	}
+}
+
+const double *
+st_plan_step_seconds(const st_plan *p)
+{
+	return p->profiling && p->n_step_seconds == p->n_steps ? p->step_seconds : NULL;
+}
+
+/* Makes room for the step times of the plan as it is now (a re-plan for
+ * new input sizes may change the number of steps). */
+void
+plan_profile_reserve(st_plan *p)
+{
+	if (!p->profiling || p->n_step_seconds == p->n_steps)
+		return;
+	free(p->step_seconds);
+	p->step_seconds = st_xcalloc((size_t)(p->n_steps ? p->n_steps : 1), sizeof *p->step_seconds);
+	p->n_step_seconds = p->n_steps;
+}
+
+/* The tensors step i writes, into ids (room for ST_MAX_OUTPUTS + 1). */
+static int
+step_outputs(const st_plan *p, int i, int *ids)
+{
+	const plan_step *s = &p->steps[i];
+	switch (s->kind) {
+	case ST_STEP_LAYER:
+		for (int k = 0; k < s->n_out; k++)
+			ids[k] = s->out[k];
+		return s->n_out;
+	case ST_STEP_CONVERT:
+		ids[0] = s->dst;
+		return 1;
+	default:
+		ids[0] = s->slot->out_tensor[0];
+		return ids[0] >= 0 ? 1 : 0;
+	}
+}
+
+/* Bytes step i reads and writes, weights included. */
+static double
+step_bytes(const st_plan *p, int i)
+{
+	const plan_step *s = &p->steps[i];
+	double b = 0;
+	if (s->kind == ST_STEP_CONVERT)
+		return (double)p->tensors[s->src].bytes + (double)p->tensors[s->dst].bytes;
+	if (s->kind != ST_STEP_LAYER)
+		return 0;
+	for (int k = 0; k < s->n_in; k++)
+		if (s->in[k] >= 0)
+			b += (double)p->tensors[s->in[k]].bytes;
+	for (int k = 0; k < s->n_out; k++)
+		b += (double)p->tensors[s->out[k]].bytes;
+	for (int w = 0; w < s->slot->n_weights; w++)
+		b += (double)st_shape_elements(&s->slot->weight_desc[w].shape) * 4.0;
+	return b;
+}
+
+/* Memory of step i: what it allocates (its outputs), frees (tensors read
+ * for the last time) and keeps to the end (inputs and outputs of the
+ * network), and what is live after it. */
+static void
+step_memory(const st_plan *p, int i, int64_t *allocated, int64_t *freed, int64_t *persistent, int64_t *live)
+{
+	int ids[ST_MAX_OUTPUTS + 1];
+	int n = step_outputs(p, i, ids);
+	*allocated = *freed = *persistent = *live = 0;
+	for (int k = 0; k < n; k++) {
+		if (ids[k] < 0)
+			continue;
+		*allocated += (int64_t)p->tensors[ids[k]].bytes;
+		if (p->tensors[ids[k]].pinned)
+			*persistent += (int64_t)p->tensors[ids[k]].bytes;
+	}
+	for (int t = 0; t < p->n_tensors; t++) {
+		const plan_tensor *pt = &p->tensors[t];
+		if (pt->pinned)
+			continue;
+		if (pt->last == i)
+			*freed += (int64_t)pt->bytes;
+		if (pt->first <= i && pt->last > i)
+			*live += (int64_t)pt->bytes;
+	}
+	/* Network inputs and outputs, from the step that writes them on. */
+	for (int s = 0; s <= i; s++) {
+		n = step_outputs(p, s, ids);
+		for (int k = 0; k < n; k++)
+			if (ids[k] >= 0 && p->tensors[ids[k]].pinned)
+				*live += (int64_t)p->tensors[ids[k]].bytes;
+	}
+}
+
+/* Layers on the longest path from an input to each layer of the graph. */
+static int *
+distances(const st_plan *p)
+{
+	const st_graph *g = p->graph;
+	int *d = st_xcalloc((size_t)(g->n_layers ? g->n_layers : 1), sizeof *d);
+	/* Slots are in execution order: every input comes before its reader. */
+	for (int i = 0; i < p->n_slots; i++) {
+		const st_layer *l = p->slots[i].layer;
+		int best = -1;
+		for (int k = 0; k < l->n_inputs; k++) {
+			const st_layer *src = l->inputs[k].layer;
+			if (src != NULL && src->index >= 0 && d[src->index] > best)
+				best = d[src->index];
+		}
+		d[l->index] = best + 1;
+	}
+	return d;
+}
+
+static char *
+shape_text(const st_shape *s)
+{
+	char buf[160];
+	st_shape_format(s, buf, sizeof buf);
+	return st_xstrdup(buf);
+}
+
+int
+st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d)
+{
+	if (iterations < 1)
+		iterations = 1;
+	bool was = p->profiling;
+	st_plan_set_profiling(p, true);
+	plan_profile_reserve(p);
+	int n = p->n_steps;
+	double *samples = st_xcalloc((size_t)n * (size_t)iterations + 1, sizeof *samples);
+	int rc = 0;
+	for (int it = 0; it < iterations && rc == 0; it++) {
+		rc = st_plan_run(p, d);
+		if (rc != 0)
+			break;
+		for (int i = 0; i < n; i++)
+			samples[(size_t)i * (size_t)iterations + (size_t)it] = p->step_seconds[i] * 1e3;
+	}
+	if (!was)
+		st_plan_set_profiling(p, false);
+	if (rc != 0) {
+		free(samples);
+		return rc;
+	}
+	int *dist = distances(p);
+	r->profile_iterations = iterations;
+	r->layers = st_xcalloc((size_t)(n ? n : 1), sizeof *r->layers);
+	r->n_layers = 0;
+	double total = 0;
+	int64_t peak = -1;
+	const char *peak_layer = NULL;
+	bool *ran = st_xcalloc((size_t)(p->graph->n_layers ? p->graph->n_layers : 1), sizeof *ran);
+	for (int i = 0; i < n; i++) {
+		const plan_step *s = &p->steps[i];
+		int64_t alloc, freed, persistent, live;
+		step_memory(p, i, &alloc, &freed, &persistent, &live);
+		if (live > peak) {
+			peak = live;
+			peak_layer = s->slot->layer->name;
+		}
+		if (s->kind == ST_STEP_FEED)
+			continue;
+		const st_layer *l = s->slot->layer;
+		st_report_layer *row = &r->layers[r->n_layers++];
+		if (s->kind == ST_STEP_CONVERT) {
+			row->name = st_xasprintf("%s (convert)", l->name);
+			row->type = st_xstrdup("convert");
+			row->output = shape_text(&p->tensors[s->dst].t.shape);
+		} else {
+			ran[l->index] = true;
+			row->name = st_xstrdup(l->name);
+			row->type = st_xstrdup(l->type->desc->name);
+			row->output = shape_text(&p->tensors[s->out[0]].t.shape);
+			row->flops = l->flops;
+		}
+		row->distance = dist[l->index];
+		st_report_times_from(&row->time, &samples[(size_t)i * (size_t)iterations], iterations);
+		row->bytes = step_bytes(p, i);
+		double secs = row->time.mean / 1e3;
+		row->gflops = secs > 0 ? row->flops / secs / 1e9 : 0;
+		row->gbs = secs > 0 ? row->bytes / secs / 1e9 : 0;
+		row->mem_allocated = alloc;
+		row->mem_freed = freed;
+		row->mem_live = live;
+		row->mem_persistent = persistent;
+		row->cycles = row->instructions = row->cache_misses = -1;
+		total += row->time.mean;
+	}
+	for (int i = 0; i < r->n_layers; i++)
+		r->layers[i].share = total > 0 ? r->layers[i].time.mean / total : 0;
+	r->peak_bytes = peak < 0 ? 0 : peak;
+	free(r->peak_layer);
+	r->peak_layer = peak_layer ? st_xstrdup(peak_layer) : NULL;
+	/* Layers without a step of their own: inputs, outputs, fused ones. */
+	const st_graph *g = p->graph;
+	r->skipped = st_xcalloc((size_t)(g->n_layers ? g->n_layers : 1), sizeof *r->skipped);
+	for (int i = 0; i < g->n_layers; i++) {
+		if (!ran[i])
+			r->skipped[r->n_skipped++] = st_xstrdup(g->layers[i]->name);
+	}
+	free(ran);
+	free(dist);
+	free(samples);
+	return 0;
+}
