@@ -98,6 +98,7 @@ int cli_cmd_export(const cli_args *a);
 int cli_cmd_edit(const cli_args *a);
 int cli_cmd_help(const cli_args *a);
 int cli_cmd_version(const cli_args *a);
+int cli_cmd_report(const cli_args *a);
 
 /* cmd-help.c */
 void cli_print_usage(FILE *out);

@@ -346,7 +346,7 @@ write_report(const cli_args *a, const st_graph *g, st_plan *plan, const double *
 			else if (n > 5 && strcmp(base + n - 5, ".json") == 0)
 				n -= 5;
 			char *state = st_state_dir();
-			dir = st_xasprintf("%s/strata/reports/%.*s", state, (int)n, base);
+			dir = st_xasprintf("%s/reports/%.*s", state, (int)n, base);
 			free(state);
 		}
 		char err[512];

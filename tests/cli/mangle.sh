@@ -41,6 +41,8 @@ mangle image $(find "$src/tests/data" \( -name '*.png' -o -name '*.jpg' \) | sor
 	"$src"/tests/fuzz/corpus/image/*
 mangle onnx "$src"/tests/fuzz/corpus/onnx/*
 mangle onnx-import "$src"/tests/fuzz/corpus/onnx-import/*
+# shellcheck disable=SC2046
+mangle report $(find "$src/tests/data" -name '*.strata-report.json' | sort) "$src"/tests/fuzz/corpus/report/*
 
 if [ -x "$tools/mangle-theme" ]; then
 	mangle theme "$src"/themes/*.theme "$src"/tests/fuzz/corpus/theme/*

@@ -1,0 +1,481 @@
+/* strata report: show an inference report as tables, or its layer table as CSV. */
+#include "config.h"
+
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "st-report.h"
+
+/* The width of the share bar, in cells. */
+#define BAR_CELLS 12
+
+/* ---- sorting the layer table ---- */
+
+typedef int (*layer_compare)(const st_report_layer *a, const st_report_layer *b);
+
+static int
+by_number_desc(double x, double y)
+{
+	return (x < y) - (x > y);
+}
+
+static int
+compare_time(const st_report_layer *a, const st_report_layer *b)
+{
+	return by_number_desc(a->time.mean, b->time.mean);
+}
+
+static int
+compare_share(const st_report_layer *a, const st_report_layer *b)
+{
+	return by_number_desc(a->share, b->share);
+}
+
+static int
+compare_name(const st_report_layer *a, const st_report_layer *b)
+{
+	return strcmp(a->name, b->name);
+}
+
+static int
+compare_type(const st_report_layer *a, const st_report_layer *b)
+{
+	return strcmp(a->type, b->type);
+}
+
+static int
+compare_flops(const st_report_layer *a, const st_report_layer *b)
+{
+	return by_number_desc(a->flops, b->flops);
+}
+
+static int
+compare_gflops(const st_report_layer *a, const st_report_layer *b)
+{
+	return by_number_desc(a->gflops, b->gflops);
+}
+
+static int
+compare_gbs(const st_report_layer *a, const st_report_layer *b)
+{
+	return by_number_desc(a->gbs, b->gbs);
+}
+
+static int
+compare_memory(const st_report_layer *a, const st_report_layer *b)
+{
+	return by_number_desc((double)a->mem_allocated, (double)b->mem_allocated);
+}
+
+/* The columns --sort accepts; numbers sort largest first, text A to Z. */
+static const struct sort_column {
+	const char *name;
+	layer_compare compare;
+} sort_columns[] = {
+	{ "time", compare_time },     { "share", compare_share },   { "name", compare_name },
+	{ "type", compare_type },     { "flops", compare_flops },   { "gflops", compare_gflops },
+	{ "gbs", compare_gbs },       { "memory", compare_memory },
+};
+#define N_SORT_COLUMNS (int)(sizeof sort_columns / sizeof sort_columns[0])
+
+static const st_report *sorting;
+static layer_compare sorting_by;
+
+/* Ties keep execution order, so that every sort is stable. */
+static int
+compare_index(const void *a, const void *b)
+{
+	int i = *(const int *)a, j = *(const int *)b;
+	int c = sorting_by(&sorting->layers[i], &sorting->layers[j]);
+	return c ? c : (i > j) - (i < j);
+}
+
+/* The layer indices to show, in order, after --sort and --top; returns the
+ * count, or -1 after a usage message. Caller frees *order. */
+static int
+layer_order(const cli_args *a, const st_report *r, int **order)
+{
+	*order = st_xcalloc((size_t)(r->n_layers ? r->n_layers : 1), sizeof **order);
+	for (int i = 0; i < r->n_layers; i++)
+		(*order)[i] = i;
+	const char *sort = cli_value(a, "sort");
+	if (sort != NULL) {
+		int k = 0;
+		while (k < N_SORT_COLUMNS && strcmp(sort_columns[k].name, sort) != 0)
+			k++;
+		if (k == N_SORT_COLUMNS) {
+			fprintf(stderr, "strata report: cannot sort by '%s'; the columns are", sort);
+			for (k = 0; k < N_SORT_COLUMNS; k++)
+				fprintf(stderr, "%s %s", k ? "," : "", sort_columns[k].name);
+			fputc('\n', stderr);
+			return -1;
+		}
+		sorting = r;
+		sorting_by = sort_columns[k].compare;
+		qsort(*order, (size_t)r->n_layers, sizeof **order, compare_index);
+		sorting = NULL;
+	}
+	int n = r->n_layers;
+	const char *top = cli_value(a, "top");
+	if (top != NULL) {
+		char *end;
+		errno = 0;
+		long v = strtol(top, &end, 10);
+		if (*top == '\0' || *end != '\0' || errno || v < 1 || v > 1000000000) {
+			fprintf(stderr, "strata report: --top needs a positive whole number, not '%s'\n", top);
+			return -1;
+		}
+		if (v < n)
+			n = (int)v;
+	}
+	return n;
+}
+
+/* ---- show ---- */
+
+/* Whether the terminal's character set is UTF-8 (for the bar's eighths). */
+static bool
+utf8_locale(void)
+{
+	setlocale(LC_CTYPE, "");
+	const char *set = nl_langinfo(CODESET);
+	return set != NULL && (strcmp(set, "UTF-8") == 0 || strcmp(set, "utf8") == 0);
+}
+
+/* A bar of BAR_CELLS cells for a share from 0 to 1, in eighths of a cell. */
+static void
+share_bar(double share, bool ascii, st_buf *out)
+{
+	static const char *const eighths[] = { "", "▏", "▎", "▍", "▌", "▋", "▊", "▉" };
+	if (!(share > 0))
+		share = 0;
+	if (share > 1)
+		share = 1;
+	int cells = 0;
+	if (ascii) {
+		int n = (int)(share * BAR_CELLS + 0.5);
+		for (; cells < n; cells++)
+			st_buf_putc(out, '#');
+	} else {
+		int n = (int)(share * BAR_CELLS * 8 + 0.5);
+		for (; n >= 8; n -= 8, cells++)
+			st_buf_puts(out, "█");
+		if (n > 0) {
+			st_buf_puts(out, eighths[n]);
+			cells++;
+		}
+	}
+	for (; cells < BAR_CELLS; cells++)
+		st_buf_putc(out, ' ');
+}
+
+static const char *
+or_dash(const char *s)
+{
+	return s != NULL && *s ? s : "-";
+}
+
+static void
+show_summary(const st_report *r)
+{
+	printf("Network Summary\n");
+	printf("  model       %s\n", or_dash(r->model));
+	printf("  network     %s", or_dash(r->network));
+	if (r->network_version != NULL && *r->network_version)
+		printf(" (version %s)", r->network_version);
+	printf("\n  date        %s\n", or_dash(r->date));
+	printf("  backend     %s", or_dash(r->backend));
+	if (r->device != NULL && *r->device)
+		printf(" (%s)", r->device);
+	printf("\n  format      %s\n", or_dash(r->format));
+	printf("  threads     %d\n", r->threads);
+	printf("  iterations  %d (warmup %d, batch %lld)\n", r->iterations, r->warmup, (long long)r->batch);
+	const st_report_times *t = &r->latency;
+	if (t->count > 0) {
+		printf("  latency     mean %.3f ms, median %.3f ms, p90 %.3f ms, p95 %.3f ms, p99 %.3f ms\n", t->mean,
+		       t->median, t->p90, t->p95, t->p99);
+		printf("              min %.3f ms, max %.3f ms, stddev %.3f ms over %d runs\n", t->min, t->max,
+		       t->stddev, t->count);
+		printf("  throughput  %.1f inferences/s\n", r->throughput);
+	} else {
+		printf("  latency     not measured\n");
+	}
+}
+
+/* The width of s on the terminal, counting UTF-8 characters. */
+static int
+text_width(const char *s)
+{
+	int w = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		w += (*p & 0xC0) != 0x80;
+	return w;
+}
+
+static void
+print_padded(const char *s, int width)
+{
+	printf("%s%*s", s, width - text_width(s) > 0 ? width - text_width(s) : 0, "");
+}
+
+static void
+show_layers(const st_report *r, const int *order, int n, bool ascii, const char *sort)
+{
+	printf("\nLayer Table (%d of %d layers, profiled over %d iterations, %s%s)\n", n, r->n_layers,
+	       r->profile_iterations, sort ? "sorted by " : "in execution order", sort ? sort : "");
+	int wname = 5, wtype = 4, wout = 6;
+	for (int k = 0; k < n; k++) {
+		const st_report_layer *l = &r->layers[order[k]];
+		if (text_width(l->name) > wname)
+			wname = text_width(l->name);
+		if (text_width(l->type) > wtype)
+			wtype = text_width(l->type);
+		if (text_width(or_dash(l->output)) > wout)
+			wout = text_width(or_dash(l->output));
+	}
+	printf("  %4s  ", "#");
+	print_padded("layer", wname);
+	printf("  ");
+	print_padded("type", wtype);
+	printf("  ");
+	print_padded("output", wout);
+	printf("  %10s  %10s  %7s  %-*s  %9s  %9s\n", "time ms", "± stddev", "share %", BAR_CELLS, "",
+	       "GFLOP/s", "GB/s");
+	st_buf bar;
+	st_buf_init(&bar);
+	for (int k = 0; k < n; k++) {
+		const st_report_layer *l = &r->layers[order[k]];
+		st_buf_reset(&bar);
+		share_bar(l->share, ascii, &bar);
+		printf("  %4d  ", order[k] + 1);
+		print_padded(l->name, wname);
+		printf("  ");
+		print_padded(l->type, wtype);
+		printf("  ");
+		print_padded(or_dash(l->output), wout);
+		printf("  %10.3f  %9.3f  %7.1f  %s  %9.2f  %9.2f\n", l->time.mean, l->time.stddev, l->share * 100,
+		       bar.data, l->gflops, l->gbs);
+	}
+	st_buf_free(&bar);
+}
+
+typedef struct type_total {
+	const char *type;
+	int first, count;
+	double time;
+} type_total;
+
+static int
+compare_type_total(const void *a, const void *b)
+{
+	const type_total *x = a, *y = b;
+	int c = by_number_desc(x->time, y->time);
+	return c ? c : (x->first > y->first) - (x->first < y->first);
+}
+
+static void
+show_types(const st_report *r)
+{
+	type_total *t = st_xcalloc((size_t)(r->n_layers ? r->n_layers : 1), sizeof *t);
+	int n = 0, wtype = 4;
+	double total = 0;
+	for (int i = 0; i < r->n_layers; i++) {
+		int k = 0;
+		while (k < n && strcmp(t[k].type, r->layers[i].type) != 0)
+			k++;
+		if (k == n) {
+			t[n++] = (type_total){ .type = r->layers[i].type, .first = i };
+			if (text_width(r->layers[i].type) > wtype)
+				wtype = text_width(r->layers[i].type);
+		}
+		t[k].count++;
+		t[k].time += r->layers[i].time.mean;
+		total += r->layers[i].time.mean;
+	}
+	qsort(t, (size_t)n, sizeof *t, compare_type_total);
+	printf("\nBy Type\n  ");
+	print_padded("type", wtype);
+	printf("  %5s  %10s  %7s\n", "count", "total ms", "share %");
+	for (int k = 0; k < n; k++) {
+		printf("  ");
+		print_padded(t[k].type, wtype);
+		printf("  %5d  %10.3f  %7.1f\n", t[k].count, t[k].time, total > 0 ? t[k].time / total * 100 : 0.0);
+	}
+	free(t);
+}
+
+static void
+show_memory(const st_report *r)
+{
+	int wname = 5;
+	for (int i = 0; i < r->n_layers; i++) {
+		if (text_width(r->layers[i].name) > wname)
+			wname = text_width(r->layers[i].name);
+	}
+	printf("\nMemory\n  ");
+	print_padded("layer", wname);
+	printf("  %11s  %11s  %11s  %11s\n", "allocated", "freed", "live", "persistent");
+	char a[32], f[32], l[32], p[32];
+	for (int i = 0; i < r->n_layers; i++) {
+		const st_report_layer *y = &r->layers[i];
+		cli_human_bytes((double)y->mem_allocated, a, sizeof a);
+		cli_human_bytes((double)y->mem_freed, f, sizeof f);
+		cli_human_bytes((double)y->mem_live, l, sizeof l);
+		cli_human_bytes((double)y->mem_persistent, p, sizeof p);
+		printf("  ");
+		print_padded(y->name, wname);
+		printf("  %11s  %11s  %11s  %11s\n", a, f, l, p);
+	}
+	cli_human_bytes((double)r->peak_bytes, a, sizeof a);
+	printf("  peak %s", a);
+	if (r->peak_layer != NULL)
+		printf(" after %s", r->peak_layer);
+	printf("\n");
+	if (r->n_skipped > 0) {
+		printf("\nNot profiled (no step of their own):");
+		for (int i = 0; i < r->n_skipped; i++)
+			printf("%s %s", i ? "," : "", r->skipped[i]);
+		printf("\n");
+	}
+}
+
+static int
+report_show(const cli_args *a, const st_report *r)
+{
+	int *order;
+	int n = layer_order(a, r, &order);
+	if (n < 0) {
+		free(order);
+		return EXIT_USAGE;
+	}
+	bool ascii = cli_flag(a, "ascii") || !utf8_locale();
+	show_summary(r);
+	show_layers(r, order, n, ascii, cli_value(a, "sort"));
+	show_types(r);
+	show_memory(r);
+	free(order);
+	return EXIT_OK;
+}
+
+/* ---- csv ---- */
+
+/* A field quoted as RFC 4180 asks when it holds a comma, quote or line break. */
+static void
+csv_text(st_buf *out, const char *s)
+{
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		st_buf_puts(out, s);
+		return;
+	}
+	st_buf_putc(out, '"');
+	for (const char *p = s; *p; p++) {
+		if (*p == '"')
+			st_buf_putc(out, '"');
+		st_buf_putc(out, *p);
+	}
+	st_buf_putc(out, '"');
+}
+
+/* Whole numbers without exponent or ".0", others with the digits that read back the same. */
+static void
+csv_number(st_buf *out, double v)
+{
+	st_buf_putc(out, ',');
+	if (v == floor(v) && fabs(v) < 9007199254740992.0)
+		st_buf_printf(out, "%.0f", v);
+	else
+		st_format_double(v, out);
+}
+
+static void
+csv_counter(st_buf *out, double v)
+{
+	if (v >= 0)
+		csv_number(out, v);
+	else
+		st_buf_putc(out, ','); /* empty when unavailable, never a false 0 */
+}
+
+static int
+report_csv(const cli_args *a, const st_report *r)
+{
+	int *order;
+	int n = layer_order(a, r, &order);
+	if (n < 0) {
+		free(order);
+		return EXIT_USAGE;
+	}
+	st_buf out;
+	st_buf_init(&out);
+	st_buf_puts(&out, "index,layer,type,output,distance,time_ms,stddev_ms,median_ms,p90_ms,p99_ms,share,"
+	                  "flops,bytes,gflops,gbs,allocated,freed,live,persistent,cycles,instructions,cache_misses\n");
+	for (int k = 0; k < n; k++) {
+		const st_report_layer *l = &r->layers[order[k]];
+		st_buf_printf(&out, "%d,", order[k] + 1);
+		csv_text(&out, l->name);
+		st_buf_putc(&out, ',');
+		csv_text(&out, l->type);
+		st_buf_putc(&out, ',');
+		csv_text(&out, l->output ? l->output : "");
+		st_buf_printf(&out, ",%d", l->distance);
+		csv_number(&out, l->time.mean);
+		csv_number(&out, l->time.stddev);
+		csv_number(&out, l->time.median);
+		csv_number(&out, l->time.p90);
+		csv_number(&out, l->time.p99);
+		csv_number(&out, l->share);
+		csv_number(&out, l->flops);
+		csv_number(&out, l->bytes);
+		csv_number(&out, l->gflops);
+		csv_number(&out, l->gbs);
+		st_buf_printf(&out, ",%lld,%lld,%lld,%lld", (long long)l->mem_allocated, (long long)l->mem_freed,
+		              (long long)l->mem_live, (long long)l->mem_persistent);
+		csv_counter(&out, l->cycles);
+		csv_counter(&out, l->instructions);
+		csv_counter(&out, l->cache_misses);
+		st_buf_putc(&out, '\n');
+	}
+	free(order);
+	int rc = EXIT_OK;
+	const char *path = cli_value(a, "output");
+	if (path != NULL) {
+		char err[512];
+		if (st_write_file_atomic(path, out.data, out.len, err, sizeof err) != 0) {
+			fprintf(stderr, "strata report: %s\n", err);
+			rc = EXIT_RUNTIME;
+		}
+	} else {
+		fwrite(out.data, 1, out.len, stdout);
+	}
+	st_buf_free(&out);
+	return rc;
+}
+
+int
+cli_cmd_report(const cli_args *a)
+{
+	const char *what = a->argv[0];
+	bool show = strcmp(what, "show") == 0, csv = strcmp(what, "csv") == 0;
+	if (!show && !csv) {
+		fprintf(stderr, "strata report: unknown action '%s'; use 'show' or 'csv'\n", what);
+		return EXIT_USAGE;
+	}
+	st_diag d;
+	st_diag_init(&d);
+	st_report r;
+	if (st_report_load(a->argv[1], &r, &d) != 0) {
+		st_diag_print(&d, stderr);
+		st_diag_free(&d);
+		st_report_free(&r);
+		return EXIT_USAGE;
+	}
+	st_diag_free(&d);
+	int rc = show ? report_show(a, &r) : report_csv(a, &r);
+	st_report_free(&r);
+	return rc;
+}
