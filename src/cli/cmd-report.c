@@ -7,6 +7,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "st-report.h"
@@ -456,14 +458,227 @@ report_csv(const cli_args *a, const st_report *r)
 	return rc;
 }
 
+/* Writes out to -o FILE (atomically) or standard output. */
+static int
+emit(const cli_args *a, const st_buf *out)
+{
+	const char *path = cli_value(a, "output");
+	if (path == NULL) {
+		fwrite(out->data ? out->data : "", 1, out->len, stdout);
+		return EXIT_OK;
+	}
+	char err[512];
+	if (st_write_file_atomic(path, out->data ? out->data : "", out->len, err, sizeof err) != 0) {
+		fprintf(stderr, "strata report: %s\n", err);
+		return EXIT_RUNTIME;
+	}
+	return EXIT_OK;
+}
+
+/* Chrome trace-event JSON (opens in Perfetto and chrome://tracing): one
+ * average inference, each layer a complete event of its mean time, laid
+ * out in execution order on one track. */
+static int
+report_trace(const cli_args *a, const st_report *r)
+{
+	if (r->n_layers == 0) {
+		fprintf(stderr, "strata report: %s has no layer table: make it with strata run --profile\n", a->argv[1]);
+		return EXIT_PROBLEM;
+	}
+	st_buf out;
+	st_buf_init(&out);
+	st_buf_puts(&out, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"model\": ");
+	st_json_write_string(&out, r->model ? r->model : "");
+	st_buf_puts(&out, ", \"format\": ");
+	st_json_write_string(&out, r->format ? r->format : "");
+	st_buf_printf(&out, ", \"threads\": %d, \"profile_iterations\": %d}, \"traceEvents\": [\n", r->threads,
+	              r->profile_iterations);
+	st_buf_puts(&out, "  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": ");
+	st_json_write_string(&out, r->network && r->network[0] ? r->network : "network");
+	st_buf_puts(&out, "}}");
+	double ts = 0;
+	for (int i = 0; i < r->n_layers; i++) {
+		const st_report_layer *l = &r->layers[i];
+		double dur = l->time.mean * 1e3; /* microseconds */
+		st_buf_puts(&out, ",\n  {\"name\": ");
+		st_json_write_string(&out, l->name);
+		st_buf_puts(&out, ", \"cat\": ");
+		st_json_write_string(&out, l->type);
+		st_buf_printf(&out, ", \"ph\": \"X\", \"pid\": 1, \"tid\": 1, \"ts\": %.3f, \"dur\": %.3f", ts, dur);
+		st_buf_puts(&out, ", \"args\": {\"output\": ");
+		st_json_write_string(&out, l->output ? l->output : "");
+		st_buf_puts(&out, ", \"share\": ");
+		st_format_double(l->share, &out);
+		st_buf_puts(&out, ", \"gflops\": ");
+		st_format_double(l->gflops, &out);
+		st_buf_printf(&out, ", \"stddev_us\": %.3f", l->time.stddev * 1e3);
+		st_buf_puts(&out, "}}");
+		ts += dur;
+	}
+	st_buf_puts(&out, "\n]}\n");
+	int rc = emit(a, &out);
+	st_buf_free(&out);
+	return rc;
+}
+
+/* The layer of r called name with type, or NULL. */
+static const st_report_layer *
+find_layer(const st_report *r, const char *name, const char *type)
+{
+	for (int i = 0; i < r->n_layers; i++) {
+		if (strcmp(r->layers[i].name, name) == 0 && strcmp(r->layers[i].type, type) == 0)
+			return &r->layers[i];
+	}
+	return NULL;
+}
+
+static void
+print_diff(double value, double base)
+{
+	if (base > 0)
+		printf(" %+9.3f %+7.1f%%", value - base, (value - base) / base * 100);
+	else
+		printf(" %+9.3f %8s", value - base, "");
+}
+
+/* Reports side by side against a base: the summaries, then every layer
+ * matched by name and type (in the base's order, then the others'), with
+ * each report's time and its difference from the base. */
+static int
+report_compare(const cli_args *a, st_report *reports, int n)
+{
+	int base = 0;
+	const char *want = cli_value(a, "base");
+	if (want != NULL) {
+		base = -1;
+		for (int k = 0; k < n; k++) {
+			char letter[2] = { (char)('A' + k), 0 };
+			if (strcmp(want, a->argv[1 + k]) == 0 || strcasecmp(want, letter) == 0)
+				base = k;
+		}
+		if (base < 0) {
+			fprintf(stderr, "strata report: --base %s is none of the reports compared (give its path or its letter, "
+			                "A for the first)\n",
+			        want);
+			return EXIT_USAGE;
+		}
+	}
+	bool color = isatty(STDOUT_FILENO) && getenv("NO_COLOR") == NULL;
+	static const char *const colors[] = { "\033[34m", "\033[33m", "\033[32m", "\033[35m", "\033[36m", "\033[31m" };
+	const st_report *b = &reports[base];
+	printf("Reports\n");
+	for (int k = 0; k < n; k++) {
+		const st_report *r = &reports[k];
+		printf("  %s[%c]%s %s  %s, %s, %d thread%s, mean %.3f ms", color ? colors[k % 6] : "", 'A' + k,
+		       color ? "\033[0m" : "", a->argv[1 + k], or_dash(r->format), or_dash(r->backend), r->threads,
+		       r->threads == 1 ? "" : "s", r->latency.mean);
+		if (k == base)
+			printf("  (base)\n");
+		else {
+			print_diff(r->latency.mean, b->latency.mean);
+			printf("\n");
+		}
+	}
+	printf("\nLatency (ms)\n  %-10s", "");
+	for (int k = 0; k < n; k++)
+		printf(" %10c", 'A' + k);
+	printf("\n");
+	static const char *const rows[] = { "mean", "median", "p90", "p99", "min", "max" };
+	for (int row = 0; row < 6; row++) {
+		printf("  %-10s", rows[row]);
+		for (int k = 0; k < n; k++) {
+			const st_report_times *t = &reports[k].latency;
+			double v[] = { t->mean, t->median, t->p90, t->p99, t->min, t->max };
+			printf(" %10.3f", v[row]);
+		}
+		printf("\n");
+	}
+	/* Every layer once: the base's first, then those only the others have. */
+	printf("\nLayer Table (ms; differences against [%c])\n  %-20s %-18s", 'A' + base, "layer", "type");
+	for (int k = 0; k < n; k++) {
+		if (k == base)
+			printf(" %10c", 'A' + k);
+		else
+			printf(" %10c %9s %8s", 'A' + k, "diff", "%");
+	}
+	printf("\n");
+	/* Rows: every (name, type) once, the base's layers first. */
+	int cap = 0;
+	for (int k = 0; k < n; k++)
+		cap += reports[k].n_layers;
+	const st_report_layer **rows_of = st_xcalloc((size_t)(cap ? cap : 1), sizeof *rows_of);
+	int n_rows = 0;
+	for (int step = 0; step < n; step++) {
+		const st_report *src = &reports[step == 0 ? base : step <= base ? step - 1 : step];
+		for (int i = 0; i < src->n_layers; i++) {
+			bool seen = false;
+			for (int j = 0; j < n_rows && !seen; j++)
+				seen = strcmp(rows_of[j]->name, src->layers[i].name) == 0 &&
+				       strcmp(rows_of[j]->type, src->layers[i].type) == 0;
+			if (!seen)
+				rows_of[n_rows++] = &src->layers[i];
+		}
+	}
+	for (int i = 0; i < n_rows; i++) {
+		const st_report_layer *l = rows_of[i];
+		printf("  ");
+		print_padded(l->name, 20);
+		printf(" ");
+		print_padded(l->type, 18);
+		const st_report_layer *bl = find_layer(b, l->name, l->type);
+		for (int k = 0; k < n; k++) {
+			const st_report_layer *x = find_layer(&reports[k], l->name, l->type);
+			if (x == NULL)
+				printf(k == base ? " %10s" : " %10s %9s %8s", "-", "", "");
+			else if (k == base)
+				printf(" %10.3f", x->time.mean);
+			else if (bl != NULL) {
+				printf(" %10.3f", x->time.mean);
+				print_diff(x->time.mean, bl->time.mean);
+			} else
+				printf(" %10.3f %9s %8s", x->time.mean, "", "");
+		}
+		printf("\n");
+	}
+	free(rows_of);
+	return EXIT_OK;
+}
+
 int
 cli_cmd_report(const cli_args *a)
 {
 	const char *what = a->argv[0];
-	bool show = strcmp(what, "show") == 0, csv = strcmp(what, "csv") == 0;
-	if (!show && !csv) {
-		fprintf(stderr, "strata report: unknown action '%s'; use 'show' or 'csv'\n", what);
+	bool show = strcmp(what, "show") == 0, csv = strcmp(what, "csv") == 0, trace = strcmp(what, "trace") == 0,
+	     compare = strcmp(what, "compare") == 0;
+	if (!show && !csv && !trace && !compare) {
+		fprintf(stderr, "strata report: unknown action '%s'; use show, csv, trace or compare\n", what);
 		return EXIT_USAGE;
+	}
+	if (compare ? a->argc < 3 : a->argc != 2) {
+		fprintf(stderr, compare ? "strata report: compare takes two reports or more\n"
+		                        : "strata report: %s takes one report\n",
+		        what);
+		return EXIT_USAGE;
+	}
+	if (compare) {
+		int n = a->argc - 1;
+		st_report *reports = st_xcalloc((size_t)n, sizeof *reports);
+		int rc = EXIT_OK;
+		for (int k = 0; k < n && rc == EXIT_OK; k++) {
+			st_diag d;
+			st_diag_init(&d);
+			if (st_report_load(a->argv[1 + k], &reports[k], &d) != 0) {
+				st_diag_print(&d, stderr);
+				rc = EXIT_USAGE;
+			}
+			st_diag_free(&d);
+		}
+		if (rc == EXIT_OK)
+			rc = report_compare(a, reports, n);
+		for (int k = 0; k < n; k++)
+			st_report_free(&reports[k]);
+		free(reports);
+		return rc;
 	}
 	st_diag d;
 	st_diag_init(&d);
@@ -475,7 +690,7 @@ cli_cmd_report(const cli_args *a)
 		return EXIT_USAGE;
 	}
 	st_diag_free(&d);
-	int rc = show ? report_show(a, &r) : report_csv(a, &r);
+	int rc = show ? report_show(a, &r) : csv ? report_csv(a, &r) : report_trace(a, &r);
 	st_report_free(&r);
 	return rc;
 }

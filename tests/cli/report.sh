@@ -73,5 +73,37 @@ sed 's/"version": "1.0"/"version": "2.0"/' "$small" >"$tmp/newer.json"
 expect 2 "$STRATA" report csv "$tmp/newer.json"
 has err "newer.json:3:14: error: this report uses format version 2.0, written by a newer Strata; this one reads version 1"
 expect 2 "$STRATA" report list "$small"
-has err "unknown action 'list'; use 'show' or 'csv'"
+has err "unknown action 'list'; use show, csv, trace or compare"
+expect 2 "$STRATA" report show "$small" "$small"
+has err "show takes one report"
+
+# trace: Chrome trace events, one average inference laid out in order.
+expect 0 "$STRATA" report trace "$small" -o "$tmp/trace.json"
+file_has() { checks=$((checks + 1)); grep -qF -- "$2" "$1" || { echo "FAIL: $1 lacks: $2"; fails=$((fails + 1)); }; }
+file_has "$tmp/trace.json" '"traceEvents": ['
+file_has "$tmp/trace.json" '{"name": "conv1", "cat": "conv2d", "ph": "X", "pid": 1, "tid": 1, "ts": 0.000, "dur": 800.000,'
+file_has "$tmp/trace.json" '{"name": "relu1", "cat": "relu", "ph": "X", "pid": 1, "tid": 1, "ts": 800.000, "dur": 200.000,'
+file_has "$tmp/trace.json" '"name": "fc,\"head\""'
+sed '/"layers": \[/,/^    \],/c\    "layers": [],' "$small" >"$tmp/nolayers.json"
+expect 1 "$STRATA" report trace "$tmp/nolayers.json"
+has err "has no layer table: make it with strata run --profile"
+
+# compare: B's conv1 is 50% slower, B has relu2 where A has relu1.
+sed 's/"mean": 0.8,/"mean": 1.2,/; s/"name": "relu1", "type": "relu"/"name": "relu2", "type": "relu"/' \
+	"$small" >"$tmp/b.json"
+expect 0 "$STRATA" report compare "$small" "$tmp/b.json"
+has out "[A] $small"
+has out "(base)"
+has out "conv1                conv2d                  0.800      1.200    +0.400   +50.0%"
+has out "relu1                relu                    0.200          -"
+has out "relu2                relu                        -      0.200"
+expect 0 "$STRATA" report compare "$small" "$tmp/b.json" --base B
+has out "differences against [B]"
+has out "conv1                conv2d                  0.800    -0.400   -33.3%      1.200"
+expect 2 "$STRATA" report compare "$small" "$tmp/b.json" --base C
+has err "--base C is none of the reports compared"
+expect 2 "$STRATA" report compare "$small"
+has err "compare takes two reports or more"
+expect 2 "$STRATA" report compare "$small" "$tmp/missing.json"
+has err "missing.json"
 finish
