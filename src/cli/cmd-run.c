@@ -349,18 +349,23 @@ write_report(const cli_args *a, const st_graph *g, st_plan *plan, const double *
 			dir = st_xasprintf("%s/reports/%.*s", state, (int)n, base);
 			free(state);
 		}
+		/* A report the user asked for (a folder, a profile) that cannot be
+		 * written fails the run; the default one only warns, so that a
+		 * read-only home does not stop inference. */
+		bool asked = cli_value(a, "report-dir") != NULL || cli_flag(a, "profile");
 		char err[512];
-		if (st_make_dirs(dir, err, sizeof err) != 0) {
-			fprintf(stderr, "strata run: no report: %s\n", err);
-			rc = EXIT_RUNTIME;
-		} else {
+		int failed = st_make_dirs(dir, err, sizeof err);
+		if (failed == 0) {
 			*path = report_file(dir, stamp);
-			if (st_report_save(&r, *path, err, sizeof err) != 0) {
-				fprintf(stderr, "strata run: no report: %s\n", err);
+			if ((failed = st_report_save(&r, *path, err, sizeof err)) != 0) {
 				free(*path);
 				*path = NULL;
-				rc = EXIT_RUNTIME;
 			}
+		}
+		if (failed != 0) {
+			fprintf(stderr, "strata run: %s: %s\n", asked ? "no report" : "warning: no report", err);
+			if (asked)
+				rc = EXIT_RUNTIME;
 		}
 	}
 	free(dir);
