@@ -479,3 +479,15 @@ st_json_write_value(st_buf *out, const cJSON *v, int indent)
 	indent_to(out, indent);
 	st_buf_putc(out, obj ? '}' : ']');
 }
+
+void
+st_json_path_text(const st_json_path *p, st_buf *out)
+{
+	if (p == NULL)
+		return;
+	st_json_path_text(p->up, out);
+	if (p->key != NULL)
+		st_buf_printf(out, "%s%s", p->up ? "." : "", p->key);
+	else
+		st_buf_printf(out, "[%d]", p->index);
+}

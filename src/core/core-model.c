@@ -13,26 +13,6 @@
 
 #define POS_LIMIT 1000000 /* canvas coordinates stay within +-this */
 
-/* A JSON path built on the stack as the loader descends; it becomes text
- * ("layers[3].params.stride") only when a message needs it. */
-typedef struct json_path {
-	const struct json_path *up;
-	const char *key; /* NULL: an array element */
-	int index;
-} json_path;
-
-static void
-path_text(const json_path *p, st_buf *b)
-{
-	if (p == NULL)
-		return;
-	path_text(p->up, b);
-	if (p->key != NULL)
-		st_buf_printf(b, "%s%s", p->up ? "." : "", p->key);
-	else
-		st_buf_printf(b, "[%d]", p->index);
-}
-
 typedef struct loader {
 	const char *file;
 	st_json_doc doc;
@@ -45,7 +25,7 @@ typedef struct loader {
 
 /* Reports a problem at node (at its key when at_key and it has one), with its JSON path. */
 static void
-report_at(loader *ld, bool at_key, st_severity sev, const cJSON *node, const json_path *path,
+report_at(loader *ld, bool at_key, st_severity sev, const cJSON *node, const st_json_path *path,
           const char *fmt, va_list ap)
 {
 	int line, col;
@@ -56,7 +36,7 @@ report_at(loader *ld, bool at_key, st_severity sev, const cJSON *node, const jso
 	char *text = st_xvasprintf(fmt, ap);
 	st_buf where;
 	st_buf_init(&where);
-	path_text(path, &where);
+	st_json_path_text(path, &where);
 	if (where.len)
 		st_diag_add(ld->diag, sev, ld->file, line, col, "%s (at %s)", text, where.data);
 	else
@@ -69,11 +49,11 @@ report_at(loader *ld, bool at_key, st_severity sev, const cJSON *node, const jso
 
 /* A problem with a value: reported where the value starts. */
 static void
-report(loader *ld, st_severity sev, const cJSON *node, const json_path *path, const char *fmt, ...)
+report(loader *ld, st_severity sev, const cJSON *node, const st_json_path *path, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
 static void
-report(loader *ld, st_severity sev, const cJSON *node, const json_path *path, const char *fmt, ...)
+report(loader *ld, st_severity sev, const cJSON *node, const st_json_path *path, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -83,11 +63,11 @@ report(loader *ld, st_severity sev, const cJSON *node, const json_path *path, co
 
 /* A problem with a field itself (unknown, repeated): reported at its key. */
 static void
-report_key(loader *ld, const cJSON *node, const json_path *path, const char *fmt, ...)
+report_key(loader *ld, const cJSON *node, const st_json_path *path, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 static void
-report_key(loader *ld, const cJSON *node, const json_path *path, const char *fmt, ...)
+report_key(loader *ld, const cJSON *node, const st_json_path *path, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -115,7 +95,7 @@ closest(const char *name, const char *const *names, int n)
 
 /* Handles a field the schema does not know: kept for newer files, an error otherwise. */
 static void
-unknown_field(loader *ld, const cJSON *item, const json_path *path, const char *where, cJSON **keep,
+unknown_field(loader *ld, const cJSON *item, const st_json_path *path, const char *where, cJSON **keep,
               const char *const *known, int n_known)
 {
 	if (ld->newer_minor) {
@@ -145,7 +125,7 @@ seen_before(const cJSON *parent, const cJSON *item)
 
 /* Parses one parameter object against a schema into params. */
 static void
-load_params(loader *ld, const cJSON *obj, const json_path *path, const char *owner,
+load_params(loader *ld, const cJSON *obj, const st_json_path *path, const char *owner,
             const char *schema_name, const st_param_desc *descs, int n_descs, st_params *params,
             bool schema_known)
 {
@@ -158,8 +138,8 @@ load_params(loader *ld, const cJSON *obj, const json_path *path, const char *own
 	for (int i = 0; i < n_descs; i++)
 		names[i] = descs[i].name;
 	for (const cJSON *item = obj->child; item; item = item->next) {
-		json_path here = { path, item->string, 0 };
-		const json_path *ipath = &here;
+		st_json_path here = { path, item->string, 0 };
+		const st_json_path *ipath = &here;
 		if (seen_before(obj, item)) {
 			report_key(ld, item, ipath, "%s: parameter '%s' is given twice", owner,
 			       item->string);
@@ -202,14 +182,14 @@ load_network(loader *ld, const cJSON *net)
 {
 	static const char *const known[] = { "name", "version", "description", "tensor_format", "weights" };
 	if (!cJSON_IsObject(net)) {
-		json_path here = { NULL, "network", 0 };
+		st_json_path here = { NULL, "network", 0 };
 		report(ld, ST_SEVERITY_ERROR, net, &here, "'network' must be an object");
 		return;
 	}
 	st_graph *g = ld->graph;
 	for (const cJSON *item = net->child; item; item = item->next) {
-		json_path net_path = { NULL, "network", 0 }, here = { &net_path, item->string, 0 };
-		const json_path *path = &here;
+		st_json_path net_path = { NULL, "network", 0 }, here = { &net_path, item->string, 0 };
+		const st_json_path *path = &here;
 		int idx = st_params_find(st_network_params, ST_NET_COUNT, item->string);
 		if (seen_before(net, item)) {
 			report_key(ld, item, path, "field '%s' is given twice", item->string);
@@ -230,7 +210,7 @@ load_network(loader *ld, const cJSON *net)
 }
 
 static void
-load_activation(loader *ld, st_layer *l, const cJSON *act, const json_path *path, const char *owner)
+load_activation(loader *ld, st_layer *l, const cJSON *act, const st_json_path *path, const char *owner)
 {
 	const cJSON *type = NULL;
 	if (cJSON_IsString(act)) {
@@ -263,8 +243,8 @@ load_activation(loader *ld, st_layer *l, const cJSON *act, const json_path *path
 	for (const cJSON *item = act->child; item; item = item->next) {
 		if (strcmp(item->string, "type") == 0)
 			continue;
-		json_path here = { path, item->string, 0 };
-		const json_path *ipath = &here;
+		st_json_path here = { path, item->string, 0 };
+		const st_json_path *ipath = &here;
 		int idx = d ? st_params_find(d->params, d->n_params, item->string) : -1;
 		if (seen_before(act, item)) {
 			report_key(ld, item, ipath, "%s: '%s' is given twice", owner, item->string);
@@ -325,8 +305,8 @@ load_layer(loader *ld, const cJSON *obj, int index, pending_inputs *pending)
 {
 	static const char *const known[] = { "name", "type", "params", "activation", "inputs", "pos",
 		                             "minimized" };
-	json_path layers_path = { NULL, "layers", 0 }, here_layer = { &layers_path, NULL, index };
-	const json_path *path = &here_layer;
+	st_json_path layers_path = { NULL, "layers", 0 }, here_layer = { &layers_path, NULL, index };
+	const st_json_path *path = &here_layer;
 	if (!cJSON_IsObject(obj)) {
 		report(ld, ST_SEVERITY_ERROR, obj, path, "each layer must be an object with a name and a type");
 		return NULL;
@@ -356,8 +336,8 @@ load_layer(loader *ld, const cJSON *obj, int index, pending_inputs *pending)
 	l->src_col = col;
 	const st_layer_desc *d = l->type ? l->type->desc : NULL;
 	for (const cJSON *item = obj->child; item; item = item->next) {
-		json_path here = { path, item->string, 0 };
-		const json_path *ipath = &here;
+		st_json_path here = { path, item->string, 0 };
+		const st_json_path *ipath = &here;
 		if (seen_before(obj, item)) {
 			report_key(ld, item, ipath, "%s: field '%s' is given twice", owner,
 			       item->string);
@@ -414,8 +394,8 @@ resolve_inputs(loader *ld, const pending_inputs *p)
 	int n = cJSON_GetArraySize(p->inputs);
 	const st_layer_desc *d = l->type ? l->type->desc : NULL;
 	bool infinite = d && d->n_inputs > 0 && (d->inputs[d->n_inputs - 1].flags & ST_PORT_INFINITE);
-	json_path layers_path = { NULL, "layers", 0 }, layer_path = { &layers_path, NULL, p->index };
-	json_path inputs_path = { &layer_path, "inputs", 0 };
+	st_json_path layers_path = { NULL, "layers", 0 }, layer_path = { &layers_path, NULL, p->index };
+	st_json_path inputs_path = { &layer_path, "inputs", 0 };
 	if (d != NULL && !infinite && n > d->n_inputs) {
 		report(ld, ST_SEVERITY_ERROR, p->inputs, &inputs_path, "%s has %d inputs, but %s takes %d", owner, n,
 		       d->name, d->n_inputs);
@@ -427,8 +407,8 @@ resolve_inputs(loader *ld, const pending_inputs *p)
 	}
 	int i = 0;
 	for (const cJSON *ref = p->inputs->child; ref; ref = ref->next, i++) {
-		json_path here = { &inputs_path, NULL, i };
-		const json_path *path = &here;
+		st_json_path here = { &inputs_path, NULL, i };
+		const st_json_path *path = &here;
 		if (cJSON_IsNull(ref)) {
 			if (i >= l->n_inputs) {
 				/* Keep an unlinked terminal of an unknown type or an infinite input. */
@@ -519,7 +499,7 @@ st_model_parse(const char *text, size_t len, const char *file, const st_registry
 	}
 	const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
 	if (!cJSON_IsString(format) || strcmp(format->valuestring, ST_MODEL_FORMAT) != 0) {
-		report(&ld, ST_SEVERITY_ERROR, format ? format : root, &(json_path){ NULL, "format", 0 },
+		report(&ld, ST_SEVERITY_ERROR, format ? format : root, &(st_json_path){ NULL, "format", 0 },
 		       "not a Strata model: the field \"format\" must be \"" ST_MODEL_FORMAT "\"");
 		st_json_doc_free(&ld.doc);
 		return NULL;
@@ -527,13 +507,13 @@ st_model_parse(const char *text, size_t len, const char *file, const st_registry
 	const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
 	int major, minor;
 	if (version == NULL || !parse_version(version, &major, &minor)) {
-		report(&ld, ST_SEVERITY_ERROR, version ? version : root, &(json_path){ NULL, "version", 0 },
+		report(&ld, ST_SEVERITY_ERROR, version ? version : root, &(st_json_path){ NULL, "version", 0 },
 		       "the field \"version\" must be the format version, such as 1 or \"1.0\"");
 		st_json_doc_free(&ld.doc);
 		return NULL;
 	}
 	if (major != ST_MODEL_MAJOR) {
-		report(&ld, ST_SEVERITY_ERROR, version, &(json_path){ NULL, "version", 0 },
+		report(&ld, ST_SEVERITY_ERROR, version, &(st_json_path){ NULL, "version", 0 },
 		       major > ST_MODEL_MAJOR
 		           ? "this model uses format version %d.%d, written by a newer Strata; this one reads version %d"
 		           : "this model uses format version %d.%d, which this Strata cannot read (it reads version %d)",
@@ -543,7 +523,7 @@ st_model_parse(const char *text, size_t len, const char *file, const st_registry
 	}
 	ld.newer_minor = minor > ST_MODEL_MINOR;
 	if (ld.newer_minor)
-		report(&ld, ST_SEVERITY_WARNING, version, &(json_path){ NULL, "version", 0 },
+		report(&ld, ST_SEVERITY_WARNING, version, &(st_json_path){ NULL, "version", 0 },
 		       "written by a newer Strata (format %d.%d); fields this one does not know are kept as they are",
 		       major, minor);
 
@@ -553,7 +533,7 @@ st_model_parse(const char *text, size_t len, const char *file, const st_registry
 	const cJSON *layers = NULL;
 	for (const cJSON *item = root->child; item; item = item->next) {
 		if (seen_before(root, item)) {
-			report_key(&ld, item, &(json_path){ NULL, item->string, 0 }, "field '%s' is given twice",
+			report_key(&ld, item, &(st_json_path){ NULL, item->string, 0 }, "field '%s' is given twice",
 			       item->string);
 		} else if (strcmp(item->string, "format") == 0 || strcmp(item->string, "version") == 0) {
 			/* read above */
@@ -562,13 +542,13 @@ st_model_parse(const char *text, size_t len, const char *file, const st_registry
 		} else if (strcmp(item->string, "layers") == 0) {
 			layers = item;
 		} else {
-			unknown_field(&ld, item, &(json_path){ NULL, item->string, 0 }, "the model", &g->extra, known, 4);
+			unknown_field(&ld, item, &(st_json_path){ NULL, item->string, 0 }, "the model", &g->extra, known, 4);
 		}
 	}
 	if (layers == NULL) {
-		report(&ld, ST_SEVERITY_ERROR, root, &(json_path){ NULL, "layers", 0 }, "the model has no \"layers\" list");
+		report(&ld, ST_SEVERITY_ERROR, root, &(st_json_path){ NULL, "layers", 0 }, "the model has no \"layers\" list");
 	} else if (!cJSON_IsArray(layers)) {
-		report(&ld, ST_SEVERITY_ERROR, layers, &(json_path){ NULL, "layers", 0 }, "\"layers\" must be a list of layer objects");
+		report(&ld, ST_SEVERITY_ERROR, layers, &(st_json_path){ NULL, "layers", 0 }, "\"layers\" must be a list of layer objects");
 	} else {
 		int n = cJSON_GetArraySize(layers);
 		pending_inputs *pending = st_xcalloc((size_t)(n ? n : 1), sizeof *pending);

@@ -479,6 +479,15 @@ void st_json_doc_free(st_json_doc *doc);
 void st_json_position(const st_json_doc *doc, const cJSON *node, int *line, int *col);
 /* The same for its key when node is an object member (else its value). */
 void st_json_key_position(const st_json_doc *doc, const cJSON *node, int *line, int *col);
+/* A JSON path built on the stack as a reader descends; it becomes text
+ * ("layers[3].params.stride") only when a message needs it. */
+typedef struct st_json_path {
+	const struct st_json_path *up;
+	const char *key; /* NULL: an array element */
+	int index;
+} st_json_path;
+/* Appends the path as text: keys joined by '.', elements as [i]. */
+void st_json_path_text(const st_json_path *p, st_buf *out);
 /* Appends a JSON string literal. */
 void st_json_write_string(st_buf *out, const char *s);
 /* Appends any cJSON value in the canonical style at the given indent level. */

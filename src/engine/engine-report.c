@@ -259,26 +259,6 @@ st_report_save(const st_report *r, const char *path, char *err, size_t err_size)
 
 /* ---- reading ---- */
 
-/* A JSON path built on the stack as the reader descends; it becomes text
- * ("profile.layers[3].time_ms.mean") only when a message needs it. */
-typedef struct json_path {
-	const struct json_path *up;
-	const char *key; /* NULL: an array element */
-	int index;
-} json_path;
-
-static void
-path_text(const json_path *p, st_buf *b)
-{
-	if (p == NULL)
-		return;
-	path_text(p->up, b);
-	if (p->key != NULL)
-		st_buf_printf(b, "%s%s", p->up ? "." : "", p->key);
-	else
-		st_buf_printf(b, "[%d]", p->index);
-}
-
 typedef struct reader {
 	const char *file;
 	st_json_doc doc;
@@ -287,12 +267,12 @@ typedef struct reader {
 	int errors;
 } reader;
 
-static void fail(reader *rd, bool at_key, const cJSON *node, const json_path *path, const char *fmt, ...)
+static void fail(reader *rd, bool at_key, const cJSON *node, const st_json_path *path, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 
 /* Reports an error at node (at its key when at_key), with its JSON path. */
 static void
-fail(reader *rd, bool at_key, const cJSON *node, const json_path *path, const char *fmt, ...)
+fail(reader *rd, bool at_key, const cJSON *node, const st_json_path *path, const char *fmt, ...)
 {
 	int line, col;
 	if (at_key)
@@ -305,7 +285,7 @@ fail(reader *rd, bool at_key, const cJSON *node, const json_path *path, const ch
 	va_end(ap);
 	st_buf where;
 	st_buf_init(&where);
-	path_text(path, &where);
+	st_json_path_text(path, &where);
 	if (where.len)
 		st_diag_add(rd->diag, ST_SEVERITY_ERROR, rd->file, line, col, "%s (at %s)", text, where.data);
 	else
@@ -318,10 +298,10 @@ fail(reader *rd, bool at_key, const cJSON *node, const json_path *path, const ch
 /* Checks obj's keys: each known at most once, unknown ones refused unless
  * the file is of a newer minor version. */
 static void
-check_fields(reader *rd, const cJSON *obj, const json_path *path, const char *const *known, int n_known)
+check_fields(reader *rd, const cJSON *obj, const st_json_path *path, const char *const *known, int n_known)
 {
 	for (const cJSON *c = obj->child; c; c = c->next) {
-		json_path here = { path, c->string, 0 };
+		st_json_path here = { path, c->string, 0 };
 		for (const cJSON *b = obj->child; b != c; b = b->next) {
 			if (strcmp(b->string, c->string) == 0) {
 				fail(rd, true, c, &here, "the field \"%s\" is given twice", c->string);
@@ -338,11 +318,11 @@ check_fields(reader *rd, const cJSON *obj, const json_path *path, const char *co
 
 /* The member key of obj, or NULL with an error when it is missing. */
 static const cJSON *
-member(reader *rd, const cJSON *obj, const json_path *path, const char *key)
+member(reader *rd, const cJSON *obj, const st_json_path *path, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 	if (v == NULL) {
-		json_path here = { path, key, 0 };
+		st_json_path here = { path, key, 0 };
 		fail(rd, false, obj, &here, "the field \"%s\" is missing", key);
 	}
 	return v;
@@ -350,11 +330,11 @@ member(reader *rd, const cJSON *obj, const json_path *path, const char *key)
 
 /* An object member that must itself be an object; NULL after an error. */
 static const cJSON *
-object_member(reader *rd, const cJSON *obj, const json_path *path, const char *key)
+object_member(reader *rd, const cJSON *obj, const st_json_path *path, const char *key)
 {
 	const cJSON *v = member(rd, obj, path, key);
 	if (v != NULL && !cJSON_IsObject(v)) {
-		fail(rd, false, v, &(json_path){ path, key, 0 }, "\"%s\" must be an object", key);
+		fail(rd, false, v, &(st_json_path){ path, key, 0 }, "\"%s\" must be an object", key);
 		return NULL;
 	}
 	return v;
@@ -368,11 +348,11 @@ enum { NUMBER, INTEGER };
 /* A finite, non-negative number (an integer of at most max when kind is
  * INTEGER); with nullable, null reads as -1. Returns false after an error. */
 static bool
-number_member(reader *rd, const cJSON *obj, const json_path *path, const char *key, int kind, double max,
+number_member(reader *rd, const cJSON *obj, const st_json_path *path, const char *key, int kind, double max,
               bool nullable, double *out)
 {
 	const cJSON *v = member(rd, obj, path, key);
-	json_path here = { path, key, 0 };
+	st_json_path here = { path, key, 0 };
 	if (v == NULL)
 		return false;
 	if (nullable && cJSON_IsNull(v)) {
@@ -406,7 +386,7 @@ number_member(reader *rd, const cJSON *obj, const json_path *path, const char *k
 }
 
 static void
-int_member(reader *rd, const cJSON *obj, const json_path *path, const char *key, int *out)
+int_member(reader *rd, const cJSON *obj, const st_json_path *path, const char *key, int *out)
 {
 	double x;
 	if (number_member(rd, obj, path, key, INTEGER, 2147483647.0, false, &x))
@@ -414,7 +394,7 @@ int_member(reader *rd, const cJSON *obj, const json_path *path, const char *key,
 }
 
 static void
-int64_member(reader *rd, const cJSON *obj, const json_path *path, const char *key, int64_t *out)
+int64_member(reader *rd, const cJSON *obj, const st_json_path *path, const char *key, int64_t *out)
 {
 	double x;
 	if (number_member(rd, obj, path, key, INTEGER, EXACT_LIMIT, false, &x))
@@ -422,7 +402,7 @@ int64_member(reader *rd, const cJSON *obj, const json_path *path, const char *ke
 }
 
 static void
-double_member(reader *rd, const cJSON *obj, const json_path *path, const char *key, double *out)
+double_member(reader *rd, const cJSON *obj, const st_json_path *path, const char *key, double *out)
 {
 	double x;
 	if (number_member(rd, obj, path, key, NUMBER, HUGE_VAL, false, &x))
@@ -431,7 +411,7 @@ double_member(reader *rd, const cJSON *obj, const json_path *path, const char *k
 
 /* A string (or null when nullable, read as NULL); caller's struct owns it. */
 static void
-string_member(reader *rd, const cJSON *obj, const json_path *path, const char *key, bool nullable, char **out)
+string_member(reader *rd, const cJSON *obj, const st_json_path *path, const char *key, bool nullable, char **out)
 {
 	const cJSON *v = member(rd, obj, path, key);
 	if (v == NULL)
@@ -439,7 +419,7 @@ string_member(reader *rd, const cJSON *obj, const json_path *path, const char *k
 	if (nullable && cJSON_IsNull(v))
 		return;
 	if (!cJSON_IsString(v)) {
-		fail(rd, false, v, &(json_path){ path, key, 0 }, "\"%s\" must be a string%s", key,
+		fail(rd, false, v, &(st_json_path){ path, key, 0 }, "\"%s\" must be a string%s", key,
 		     nullable ? " or null" : "");
 		return;
 	}
@@ -447,13 +427,13 @@ string_member(reader *rd, const cJSON *obj, const json_path *path, const char *k
 }
 
 static void
-read_times(reader *rd, const cJSON *obj, const json_path *path, const char *key, st_report_times *t)
+read_times(reader *rd, const cJSON *obj, const st_json_path *path, const char *key, st_report_times *t)
 {
 	static const char *const known[] = { "count", "mean", "median", "min", "max", "p90", "p95", "p99", "stddev" };
 	const cJSON *o = object_member(rd, obj, path, key);
 	if (o == NULL)
 		return;
-	json_path here = { path, key, 0 };
+	st_json_path here = { path, key, 0 };
 	check_fields(rd, o, &here, known, 9);
 	int_member(rd, o, &here, "count", &t->count);
 	double_member(rd, o, &here, "mean", &t->mean);
@@ -472,7 +452,7 @@ read_summary(reader *rd, const cJSON *s, st_report *r)
 	static const char *const known[] = { "model", "network", "network_version", "strata_version", "date",
 		                             "backend", "device", "format", "threads", "iterations", "warmup",
 		                             "batch", "latency_ms", "throughput", "peak_bytes", "peak_layer" };
-	json_path path = { NULL, "summary", 0 };
+	st_json_path path = { NULL, "summary", 0 };
 	check_fields(rd, s, &path, known, (int)(sizeof known / sizeof known[0]));
 	string_member(rd, s, &path, "model", true, &r->model);
 	string_member(rd, s, &path, "network", true, &r->network);
@@ -493,7 +473,7 @@ read_summary(reader *rd, const cJSON *s, st_report *r)
 }
 
 static void
-read_layer(reader *rd, const cJSON *o, const json_path *path, st_report_layer *l)
+read_layer(reader *rd, const cJSON *o, const st_json_path *path, st_report_layer *l)
 {
 	static const char *const known[] = { "name", "type", "output", "distance", "time_ms", "share", "flops",
 		                             "bytes", "gflops", "gbs", "memory", "counters" };
@@ -519,7 +499,7 @@ read_layer(reader *rd, const cJSON *o, const json_path *path, st_report_layer *l
 	double_member(rd, o, path, "gbs", &l->gbs);
 	const cJSON *m = object_member(rd, o, path, "memory");
 	if (m != NULL) {
-		json_path here = { path, "memory", 0 };
+		st_json_path here = { path, "memory", 0 };
 		check_fields(rd, m, &here, memory_known, 4);
 		int64_member(rd, m, &here, "allocated", &l->mem_allocated);
 		int64_member(rd, m, &here, "freed", &l->mem_freed);
@@ -528,7 +508,7 @@ read_layer(reader *rd, const cJSON *o, const json_path *path, st_report_layer *l
 	}
 	const cJSON *c = object_member(rd, o, path, "counters");
 	if (c != NULL) {
-		json_path here = { path, "counters", 0 };
+		st_json_path here = { path, "counters", 0 };
 		check_fields(rd, c, &here, counters_known, 3);
 		double x;
 		if (number_member(rd, c, &here, "cycles", NUMBER, HUGE_VAL, true, &x))
@@ -544,11 +524,11 @@ static void
 read_profile(reader *rd, const cJSON *p, st_report *r)
 {
 	static const char *const known[] = { "iterations", "layers", "skipped" };
-	json_path path = { NULL, "profile", 0 };
+	st_json_path path = { NULL, "profile", 0 };
 	check_fields(rd, p, &path, known, 3);
 	int_member(rd, p, &path, "iterations", &r->profile_iterations);
 	const cJSON *layers = member(rd, p, &path, "layers");
-	json_path lpath = { &path, "layers", 0 };
+	st_json_path lpath = { &path, "layers", 0 };
 	if (layers != NULL && !cJSON_IsArray(layers)) {
 		fail(rd, false, layers, &lpath, "\"layers\" must be a list of layer objects");
 	} else if (layers != NULL) {
@@ -556,12 +536,12 @@ read_profile(reader *rd, const cJSON *p, st_report *r)
 		r->layers = st_xcalloc((size_t)(n ? n : 1), sizeof *r->layers);
 		int i = 0;
 		for (const cJSON *o = layers->child; o; o = o->next, i++) {
-			read_layer(rd, o, &(json_path){ &lpath, NULL, i }, &r->layers[i]);
+			read_layer(rd, o, &(st_json_path){ &lpath, NULL, i }, &r->layers[i]);
 			r->n_layers = i + 1;
 		}
 	}
 	const cJSON *skipped = member(rd, p, &path, "skipped");
-	json_path spath = { &path, "skipped", 0 };
+	st_json_path spath = { &path, "skipped", 0 };
 	if (skipped != NULL && !cJSON_IsArray(skipped)) {
 		fail(rd, false, skipped, &spath, "\"skipped\" must be a list of layer names");
 	} else if (skipped != NULL) {
@@ -570,7 +550,7 @@ read_profile(reader *rd, const cJSON *p, st_report *r)
 		int i = 0;
 		for (const cJSON *s = skipped->child; s; s = s->next, i++) {
 			if (!cJSON_IsString(s)) {
-				fail(rd, false, s, &(json_path){ &spath, NULL, i }, "a skipped layer must be a name (a string)");
+				fail(rd, false, s, &(st_json_path){ &spath, NULL, i }, "a skipped layer must be a name (a string)");
 				continue;
 			}
 			r->skipped[r->n_skipped++] = st_xstrdup(s->valuestring);
@@ -612,19 +592,19 @@ st_report_parse(const char *text, size_t len, const char *file, st_report *r, st
 	}
 	const cJSON *format = cJSON_GetObjectItemCaseSensitive(root, "format");
 	if (!cJSON_IsString(format) || strcmp(format->valuestring, ST_REPORT_FORMAT) != 0) {
-		fail(&rd, false, format ? format : root, &(json_path){ NULL, "format", 0 },
+		fail(&rd, false, format ? format : root, &(st_json_path){ NULL, "format", 0 },
 		     "not a Strata report: the field \"format\" must be \"" ST_REPORT_FORMAT "\"");
 		goto done;
 	}
 	const cJSON *version = cJSON_GetObjectItemCaseSensitive(root, "version");
 	int major, minor;
 	if (!cJSON_IsString(version) || !parse_version(version->valuestring, &major, &minor)) {
-		fail(&rd, false, version ? version : root, &(json_path){ NULL, "version", 0 },
+		fail(&rd, false, version ? version : root, &(st_json_path){ NULL, "version", 0 },
 		     "the field \"version\" must be the format version as a string, such as \"1.0\"");
 		goto done;
 	}
 	if (major != ST_REPORT_MAJOR) {
-		fail(&rd, false, version, &(json_path){ NULL, "version", 0 },
+		fail(&rd, false, version, &(st_json_path){ NULL, "version", 0 },
 		     major > ST_REPORT_MAJOR
 		         ? "this report uses format version %d.%d, written by a newer Strata; this one reads version %d"
 		         : "this report uses format version %d.%d, which this Strata cannot read (it reads version %d)",
