@@ -168,13 +168,6 @@ write_output(st_plan *plan, int o, const char *path, char *err, size_t size)
 	return rc;
 }
 
-static int
-compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* A few lines about an output: its shape, range and, for scores, the top 5. */
 static void
 summarize_output(st_plan *plan, int o, cJSON *json)
@@ -290,7 +283,7 @@ report_file(const char *dir, const char *stamp)
  * --profile the layer table from separate profiled runs, so that the
  * profiler's clock reads never enter the headline. *path is the file. */
 static int
-write_report(const cli_args *a, const st_graph *g, st_plan *plan, const double *times, long done, long warmup,
+write_report(const cli_args *a, const st_graph *g, st_plan *plan, const st_report_times *latency, long warmup,
              const char *backend, long profile_iterations, char **path)
 {
 	st_report r;
@@ -313,14 +306,10 @@ write_report(const cli_args *a, const st_graph *g, st_plan *plan, const double *
 	r.device = st_xasprintf("%s, %d cores", uname(&un) == 0 ? un.machine : "unknown", st_cpu_count());
 	r.format = st_xstrdup(st_tensor_format_name(st_plan_format(plan)));
 	r.threads = st_plan_threads(plan);
-	r.iterations = (int)done;
+	r.iterations = latency->count;
 	r.warmup = (int)warmup;
 	r.batch = batch_of(plan);
-	double *ms = st_xmalloc(sizeof *ms * (size_t)done);
-	for (long k = 0; k < done; k++)
-		ms[k] = times[k] * 1e3;
-	st_report_times_from(&r.latency, ms, (int)done);
-	free(ms);
+	r.latency = *latency;
 	r.throughput = r.latency.mean > 0 ? (double)r.batch / (r.latency.mean / 1e3) : 0;
 	int rc = EXIT_OK;
 	if (cli_flag(a, "profile")) {
@@ -614,22 +603,18 @@ cli_cmd_run(const cli_args *a)
 			free(name);
 		}
 	}
+	/* The timed runs' statistics, once, for the output and the report;
+	 * times_from leaves ms sorted. */
 	char *report_path = NULL;
+	st_report_times lat;
+	double *ms = st_xmalloc(sizeof *ms * (size_t)(done ? done : 1));
+	for (long k = 0; k < done; k++)
+		ms[k] = times[k] * 1e3;
+	st_report_times_from(&lat, ms, (int)done);
 	if (rc == EXIT_OK && done > 0 && !cli_flag(a, "no-report"))
-		rc = write_report(a, g, plan, times, done, warmup, backend, profile_iterations, &report_path);
+		rc = write_report(a, g, plan, &lat, warmup, backend, profile_iterations, &report_path);
 	if (rc == EXIT_OK && done > 0) {
-		double sum = 0, *sorted = st_xmalloc(sizeof *sorted * (size_t)done);
-		memcpy(sorted, times, sizeof *sorted * (size_t)done);
-		qsort(sorted, (size_t)done, sizeof *sorted, compare_double);
-		for (long k = 0; k < done; k++)
-			sum += times[k];
-		double mean = sum / (double)done, median = sorted[done / 2];
-		st_report_times lat;
-		for (long k = 0; k < done; k++)
-			sorted[k] *= 1e3;
-		st_report_times_from(&lat, sorted, (int)done);
-		for (long k = 0; k < done; k++)
-			sorted[k] /= 1e3;
+		double mean = lat.mean / 1e3, median = ms[done / 2] / 1e3;
 		if (json) {
 			cJSON *root = cJSON_CreateObject();
 			cJSON_AddStringToObject(root, "model", path);
@@ -640,8 +625,8 @@ cli_cmd_run(const cli_args *a)
 			cJSON_AddNumberToObject(root, "warmup", (double)warmup);
 			cJSON_AddNumberToObject(root, "mean_ms", mean * 1e3);
 			cJSON_AddNumberToObject(root, "median_ms", median * 1e3);
-			cJSON_AddNumberToObject(root, "min_ms", sorted[0] * 1e3);
-			cJSON_AddNumberToObject(root, "max_ms", sorted[done - 1] * 1e3);
+			cJSON_AddNumberToObject(root, "min_ms", lat.min);
+			cJSON_AddNumberToObject(root, "max_ms", lat.max);
 			cJSON_AddNumberToObject(root, "p90_ms", lat.p90);
 			cJSON_AddNumberToObject(root, "p95_ms", lat.p95);
 			cJSON_AddNumberToObject(root, "p99_ms", lat.p99);
@@ -666,15 +651,15 @@ cli_cmd_run(const cli_args *a)
 				printf("%ld runs after %ld warm-up%s: mean %.2f ms, median %.2f, p90 %.2f, p99 %.2f, min "
 				       "%.2f, max %.2f",
 				       done, warmup, warmup == 1 ? "" : "s", mean * 1e3, median * 1e3, lat.p90, lat.p99,
-				       sorted[0] * 1e3, sorted[done - 1] * 1e3);
+				       lat.min, lat.max);
 			printf(" · %s · %s · %d thread%s · activations %s (bound %s)\n",
 			       st_tensor_format_name(st_plan_format(plan)), backend, st_plan_threads(plan),
 			       st_plan_threads(plan) == 1 ? "" : "s", arena, bound_text);
 			if (report_path != NULL)
 				printf("report: %s\n", report_path);
 		}
-		free(sorted);
 	}
+	free(ms);
 	free(report_path);
 	free(times);
 out:
