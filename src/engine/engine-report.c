@@ -660,10 +660,13 @@ st_report_free(st_report *r)
 	free(r->device);
 	free(r->format);
 	free(r->peak_layer);
+	free(r->latency_samples);
+	free(r->counters_note);
 	for (int i = 0; i < r->n_layers; i++) {
 		free(r->layers[i].name);
 		free(r->layers[i].type);
 		free(r->layers[i].output);
+		free(r->layers[i].samples);
 	}
 	free(r->layers);
 	for (int i = 0; i < r->n_skipped; i++)

@@ -11,7 +11,11 @@
 
 #define ST_REPORT_FORMAT "strata-report"
 #define ST_REPORT_MAJOR 1
-#define ST_REPORT_MINOR 0
+#define ST_REPORT_MINOR 1
+
+/* The most per-iteration samples a report keeps of one series (the first
+ * ones, in run order); statistics still use every sample. */
+#define ST_REPORT_MAX_SAMPLES 1000
 
 /* Statistics of a series of times, in milliseconds. */
 typedef struct st_report_times {
@@ -35,6 +39,10 @@ typedef struct st_report_layer {
 	int64_t mem_allocated, mem_freed, mem_live, mem_persistent;
 	/* Hardware counters per iteration, or -1 when unavailable. */
 	double cycles, instructions, cache_misses;
+	/* The profiled iterations' times (ms) in run order, for sparklines;
+	 * NULL and 0 when the report has none (format 1.0). */
+	double *samples;
+	int n_samples;
 } st_report_layer;
 
 typedef struct st_report {
@@ -51,6 +59,8 @@ typedef struct st_report {
 	int threads;
 	int iterations, warmup;
 	st_report_times latency; /* headline: the unprofiled timing run */
+	double *latency_samples; /* its iterations (ms) in run order, or NULL (format 1.0) */
+	int n_latency_samples;
 	double throughput;       /* inferences per second (batch / mean) */
 	int64_t batch;
 	int64_t peak_bytes;      /* activation memory at the peak */
@@ -61,6 +71,9 @@ typedef struct st_report {
 	int n_layers;
 	char **skipped;          /* layers that ran no step (inputs, outputs, fused), or NULL */
 	int n_skipped;
+	/* Why hardware counters are missing ("perf_event_open: ..."), or NULL
+	 * when they were measured or not asked for. */
+	char *counters_note;
 } st_report;
 
 /* engine-report.c */
