@@ -183,7 +183,7 @@ or_dash(const char *s)
 }
 
 static void
-show_summary(const st_report *r)
+show_summary(const st_report *r, bool ascii)
 {
 	printf("Network Summary\n");
 	printf("  model       %s\n", or_dash(r->model));
@@ -204,6 +204,13 @@ show_summary(const st_report *r)
 		printf("              min %.3f ms, max %.3f ms, stddev %.3f ms over %d runs\n", t->min, t->max,
 		       t->stddev, t->count);
 		printf("  throughput  %.1f inferences/s\n", r->throughput);
+		if (r->n_latency_samples > 1) {
+			st_buf line;
+			st_buf_init(&line);
+			st_report_sparkline(&line, r->latency_samples, r->n_latency_samples, 60, 0, 0, ascii);
+			printf("  runs        %s  (%.3f to %.3f ms, in run order)\n", line.data, t->min, t->max);
+			st_buf_free(&line);
+		}
 	} else {
 		printf("  latency     not measured\n");
 	}
@@ -246,8 +253,20 @@ show_layers(const st_report *r, const int *order, int n, bool ascii, const char 
 	print_padded("type", wtype);
 	printf("  ");
 	print_padded("output", wout);
-	printf("  %10s  %10s  %7s  %-*s  %9s  %9s\n", "time ms", "± stddev", "share %", BAR_CELLS, "",
-	       "GFLOP/s", "GB/s");
+	/* Sparklines of the profiled iterations, and the counters, when the
+	 * report has them. */
+	bool samples = false, counters = false;
+	for (int k = 0; k < n; k++) {
+		samples |= r->layers[order[k]].n_samples > 1;
+		counters |= r->layers[order[k]].cycles >= 0 || r->layers[order[k]].instructions >= 0;
+	}
+	printf("  %10s  %10s  %7s  %-*s  %9s  %9s", "time ms", "± stddev", "share %", BAR_CELLS, "", "GFLOP/s",
+	       "GB/s");
+	if (counters)
+		printf("  %10s  %5s  %10s", "cycles", "IPC", "misses");
+	if (samples)
+		printf("  %s", "iterations");
+	printf("\n");
 	st_buf bar;
 	st_buf_init(&bar);
 	for (int k = 0; k < n; k++) {
@@ -260,10 +279,32 @@ show_layers(const st_report *r, const int *order, int n, bool ascii, const char 
 		print_padded(l->type, wtype);
 		printf("  ");
 		print_padded(or_dash(l->output), wout);
-		printf("  %10.3f  %9.3f  %7.1f  %s  %9.2f  %9.2f\n", l->time.mean, l->time.stddev, l->share * 100,
-		       bar.data, l->gflops, l->gbs);
+		printf("  %10.3f  %9.3f  %7.1f  %s  %9.2f  %9.2f", l->time.mean, l->time.stddev, l->share * 100, bar.data,
+		       l->gflops, l->gbs);
+		if (counters) {
+			char c[3][24];
+			const double v[3] = { l->cycles, l->instructions > 0 && l->cycles > 0 ? l->instructions / l->cycles : -1,
+				              l->cache_misses };
+			for (int j = 0; j < 3; j++) {
+				if (v[j] < 0)
+					snprintf(c[j], sizeof c[j], "n/a");
+				else
+					snprintf(c[j], sizeof c[j], j == 1 ? "%.2f" : "%.0f", v[j]);
+			}
+			printf("  %10s  %5s  %10s", c[0], c[1], c[2]);
+		}
+		if (samples) {
+			st_buf_reset(&bar);
+			st_report_sparkline(&bar, l->samples, l->n_samples, 20, 0, 0, ascii);
+			printf("  %s", bar.data ? bar.data : "");
+		}
+		printf("\n");
 	}
 	st_buf_free(&bar);
+	if (r->counters_note != NULL)
+		printf("  Hardware counters: %s\n", r->counters_note);
+	else if (!counters && r->n_layers > 0)
+		printf("  Hardware counters: not in this report\n");
 }
 
 typedef struct type_total {
@@ -311,6 +352,65 @@ show_types(const st_report *r)
 	free(t);
 }
 
+/* Totals over the layer table: the time of one profiled inference, the
+ * work, the rates it reached, the counters; and the slowest layers. */
+static void
+show_metrics(const st_report *r)
+{
+	if (r->n_layers == 0)
+		return;
+	double time = 0, flops = 0, bytes = 0, cycles = 0, instructions = 0, misses = 0;
+	bool have_cycles = true, have_instructions = true, have_misses = true;
+	for (int i = 0; i < r->n_layers; i++) {
+		const st_report_layer *l = &r->layers[i];
+		time += l->time.mean;
+		flops += l->flops;
+		bytes += l->bytes;
+		have_cycles &= l->cycles >= 0;
+		have_instructions &= l->instructions >= 0;
+		have_misses &= l->cache_misses >= 0;
+		cycles += l->cycles;
+		instructions += l->instructions;
+		misses += l->cache_misses;
+	}
+	char human[32];
+	printf("\nNetwork Metrics\n");
+	printf("  layer time  %.3f ms per inference (sum of the layers' means)\n", time);
+	printf("  work        %.3f GFLOP, ", flops / 1e9);
+	cli_human_bytes(bytes, human, sizeof human);
+	printf("%s moved\n", human);
+	printf("  achieved    %.2f GFLOP/s, %.2f GB/s\n", time > 0 ? flops / (time / 1e3) / 1e9 : 0.0,
+	       time > 0 ? bytes / (time / 1e3) / 1e9 : 0.0);
+	if (have_cycles || have_instructions || have_misses) {
+		printf("  counters   ");
+		if (have_cycles)
+			printf(" %.0f cycles", cycles);
+		if (have_instructions)
+			printf(" %.0f instructions", instructions);
+		if (have_cycles && have_instructions && cycles > 0)
+			printf(" (IPC %.2f)", instructions / cycles);
+		if (have_misses)
+			printf(" %.0f cache misses", misses);
+		printf("\n");
+	} else {
+		printf("  counters    unavailable\n");
+	}
+	/* The slowest five, ties in execution order. */
+	int *order = st_xcalloc((size_t)r->n_layers, sizeof *order);
+	for (int i = 0; i < r->n_layers; i++)
+		order[i] = i;
+	sorting = r;
+	sorting_by = compare_time;
+	qsort(order, (size_t)r->n_layers, sizeof *order, compare_index);
+	sorting = NULL;
+	int n = r->n_layers < 5 ? r->n_layers : 5;
+	printf("  slowest    ");
+	for (int k = 0; k < n; k++)
+		printf("%s %s (%.1f%%)", k ? "," : "", r->layers[order[k]].name, r->layers[order[k]].share * 100);
+	printf("\n");
+	free(order);
+}
+
 static void
 show_memory(const st_report *r)
 {
@@ -356,8 +456,9 @@ report_show(const cli_args *a, const st_report *r)
 		return EXIT_USAGE;
 	}
 	bool ascii = cli_flag(a, "ascii") || !utf8_locale();
-	show_summary(r);
+	show_summary(r, ascii);
 	show_layers(r, order, n, ascii, cli_value(a, "sort"));
+	show_metrics(r);
 	show_types(r);
 	show_memory(r);
 	free(order);
@@ -532,6 +633,48 @@ find_layer(const st_report *r, const char *name, const char *type)
 	return NULL;
 }
 
+/* The per-layer figures compare --metric takes; -1 reads as unavailable. */
+static const struct layer_metric {
+	const char *name, *unit;
+	int decimals;
+} layer_metrics[] = {
+	{ "time", "ms", 3 },         { "gflops", "GFLOP/s", 2 },   { "gbs", "GB/s", 2 },
+	{ "memory", "bytes allocated", 0 }, { "cycles", "cycles", 0 }, { "instructions", "instructions", 0 },
+	{ "cache_misses", "cache misses", 0 },
+};
+#define N_LAYER_METRICS (int)(sizeof layer_metrics / sizeof layer_metrics[0])
+
+static double
+layer_metric_value(const st_report_layer *l, int m)
+{
+	switch (m) {
+	case 0:
+		return l->time.mean;
+	case 1:
+		return l->gflops;
+	case 2:
+		return l->gbs;
+	case 3:
+		return (double)l->mem_allocated;
+	case 4:
+		return l->cycles;
+	case 5:
+		return l->instructions;
+	default:
+		return l->cache_misses;
+	}
+}
+
+/* One value of a comparison column, "n/a" when unavailable. */
+static void
+print_metric(double v, int decimals)
+{
+	if (v < 0)
+		printf(" %12s", "n/a");
+	else
+		printf(" %12.*f", decimals, v);
+}
+
 static void
 print_diff(double value, double base)
 {
@@ -541,12 +684,66 @@ print_diff(double value, double base)
 		printf(" %+9.3f %8s", value - base, "");
 }
 
+/* The network's figures of each report side by side: the layers' summed
+ * time, the work and the rates, peak memory, and the counters' totals. */
+static void
+compare_metrics(const st_report *reports, int n)
+{
+	static const char *const rows[] = { "layer time ms", "GFLOP", "GFLOP/s", "GB/s", "peak MiB", "inferences/s",
+		                            "cycles", "instructions", "cache misses" };
+	printf("\nNetwork Metrics\n  %-14s", "");
+	for (int k = 0; k < n; k++)
+		printf(" %12c", 'A' + k);
+	printf("\n");
+	for (int row = 0; row < 9; row++) {
+		printf("  %-14s", rows[row]);
+		for (int k = 0; k < n; k++) {
+			const st_report *r = &reports[k];
+			double time = 0, flops = 0, bytes = 0, counters[3] = { 0, 0, 0 };
+			for (int i = 0; i < r->n_layers; i++) {
+				const st_report_layer *l = &r->layers[i];
+				time += l->time.mean;
+				flops += l->flops;
+				bytes += l->bytes;
+				const double c[3] = { l->cycles, l->instructions, l->cache_misses };
+				for (int j = 0; j < 3; j++)
+					counters[j] = counters[j] < 0 || c[j] < 0 ? -1 : counters[j] + c[j];
+			}
+			double secs = time / 1e3;
+			const double v[] = { r->n_layers ? time : -1,
+				             r->n_layers ? flops / 1e9 : -1,
+				             r->n_layers && secs > 0 ? flops / secs / 1e9 : -1,
+				             r->n_layers && secs > 0 ? bytes / secs / 1e9 : -1,
+				             r->n_layers ? (double)r->peak_bytes / 1048576.0 : -1,
+				             r->throughput,
+				             r->n_layers ? counters[0] : -1,
+				             r->n_layers ? counters[1] : -1,
+				             r->n_layers ? counters[2] : -1 };
+			print_metric(v[row], row >= 6 ? 0 : 3);
+		}
+		printf("\n");
+	}
+}
+
 /* Reports side by side against a base: the summaries, then every layer
  * matched by name and type (in the base's order, then the others'), with
  * each report's time and its difference from the base. */
 static int
 report_compare(const cli_args *a, st_report *reports, int n)
 {
+	int metric = 0;
+	const char *want_metric = cli_value(a, "metric");
+	if (want_metric != NULL) {
+		while (metric < N_LAYER_METRICS && strcmp(layer_metrics[metric].name, want_metric) != 0)
+			metric++;
+		if (metric == N_LAYER_METRICS) {
+			fprintf(stderr, "strata report: --metric %s is not a layer figure; use", want_metric);
+			for (int m = 0; m < N_LAYER_METRICS; m++)
+				fprintf(stderr, "%s %s", m ? "," : "", layer_metrics[m].name);
+			fputc('\n', stderr);
+			return EXIT_USAGE;
+		}
+	}
 	int base = 0;
 	const char *want = cli_value(a, "base");
 	if (want != NULL) {
@@ -593,15 +790,8 @@ report_compare(const cli_args *a, st_report *reports, int n)
 		}
 		printf("\n");
 	}
+	compare_metrics(reports, n);
 	/* Every layer once: the base's first, then those only the others have. */
-	printf("\nLayer Table (ms; differences against [%c])\n  %-20s %-18s", 'A' + base, "layer", "type");
-	for (int k = 0; k < n; k++) {
-		if (k == base)
-			printf(" %10c", 'A' + k);
-		else
-			printf(" %10c %9s %8s", 'A' + k, "diff", "%");
-	}
-	printf("\n");
 	/* Rows: every (name, type) once, the base's layers first. */
 	int cap = 0;
 	for (int k = 0; k < n; k++)
@@ -619,24 +809,43 @@ report_compare(const cli_args *a, st_report *reports, int n)
 				rows_of[n_rows++] = &src->layers[i];
 		}
 	}
+	int wname = 5, wtype = 4;
+	for (int i = 0; i < n_rows; i++) {
+		wname = text_width(rows_of[i]->name) > wname ? text_width(rows_of[i]->name) : wname;
+		wtype = text_width(rows_of[i]->type) > wtype ? text_width(rows_of[i]->type) : wtype;
+	}
+	const struct layer_metric *lm = &layer_metrics[metric];
+	printf("\nLayer Table (%s; differences against [%c])\n  %-*s %-*s", lm->unit, 'A' + base, wname, "layer", wtype,
+	       "type");
+	for (int k = 0; k < n; k++) {
+		if (k == base)
+			printf(" %12c", 'A' + k);
+		else
+			printf(" %12c %9s %8s", 'A' + k, "diff", "%");
+	}
+	printf("\n");
 	for (int i = 0; i < n_rows; i++) {
 		const st_report_layer *l = rows_of[i];
 		printf("  ");
-		print_padded(l->name, 20);
+		print_padded(l->name, wname);
 		printf(" ");
-		print_padded(l->type, 18);
+		print_padded(l->type, wtype);
 		const st_report_layer *bl = find_layer(b, l->name, l->type);
+		double bv = bl != NULL ? layer_metric_value(bl, metric) : -1;
 		for (int k = 0; k < n; k++) {
 			const st_report_layer *x = find_layer(&reports[k], l->name, l->type);
-			if (x == NULL)
-				printf(k == base ? " %10s" : " %10s %9s %8s", "-", "", "");
-			else if (k == base)
-				printf(" %10.3f", x->time.mean);
-			else if (bl != NULL) {
-				printf(" %10.3f", x->time.mean);
-				print_diff(x->time.mean, bl->time.mean);
-			} else
-				printf(" %10.3f %9s %8s", x->time.mean, "", "");
+			double v = x != NULL ? layer_metric_value(x, metric) : -1;
+			if (x == NULL) {
+				printf(k == base ? " %12s" : " %12s %9s %8s", "-", "", "");
+				continue;
+			}
+			print_metric(v, lm->decimals);
+			if (k == base)
+				continue;
+			if (v >= 0 && bv >= 0)
+				print_diff(v, bv);
+			else
+				printf(" %9s %8s", "", "");
 		}
 		printf("\n");
 	}

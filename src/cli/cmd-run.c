@@ -279,12 +279,14 @@ report_file(const char *dir, const char *stamp)
 	}
 }
 
-/* The report of this run: the summary from the timed runs, and with
- * --profile the layer table from separate profiled runs, so that the
- * profiler's clock reads never enter the headline. *path is the file. */
+/* The report of this run: the summary from the timed runs (times_s, in
+ * run order), and when profiling the layer table from separate profiled
+ * runs, so that the profiler's clock reads never enter the headline. *path
+ * is the file. */
 static int
-write_report(const cli_args *a, const st_graph *g, st_plan *plan, const st_report_times *latency, long warmup,
-             const char *backend, long profile_iterations, char **path)
+write_report(const cli_args *a, const st_graph *g, st_plan *plan, const st_report_times *latency,
+             const double *times_s, long warmup, const char *backend, bool profile, long profile_iterations,
+             char **path)
 {
 	st_report r;
 	memset(&r, 0, sizeof r);
@@ -310,9 +312,13 @@ write_report(const cli_args *a, const st_graph *g, st_plan *plan, const st_repor
 	r.warmup = (int)warmup;
 	r.batch = batch_of(plan);
 	r.latency = *latency;
+	r.n_latency_samples = latency->count < ST_REPORT_MAX_SAMPLES ? latency->count : ST_REPORT_MAX_SAMPLES;
+	r.latency_samples = st_xmalloc(sizeof *r.latency_samples * (size_t)(r.n_latency_samples + 1));
+	for (int k = 0; k < r.n_latency_samples; k++)
+		r.latency_samples[k] = times_s[k] * 1e3;
 	r.throughput = r.latency.mean > 0 ? (double)r.batch / (r.latency.mean / 1e3) : 0;
 	int rc = EXIT_OK;
-	if (cli_flag(a, "profile")) {
+	if (profile) {
 		st_diag d;
 		st_diag_init(&d);
 		if (st_plan_profile(plan, (int)profile_iterations, &r, &d) != 0) {
@@ -341,7 +347,7 @@ write_report(const cli_args *a, const st_graph *g, st_plan *plan, const st_repor
 		/* A report the user asked for (a folder, a profile) that cannot be
 		 * written fails the run; the default one only warns, so that a
 		 * read-only home does not stop inference. */
-		bool asked = cli_value(a, "report-dir") != NULL || cli_flag(a, "profile");
+		bool asked = cli_value(a, "report-dir") != NULL || profile;
 		char err[512];
 		int failed = st_make_dirs(dir, err, sizeof err);
 		if (failed == 0) {
@@ -373,6 +379,10 @@ cli_cmd_run(const cli_args *a)
 		return EXIT_USAGE;
 	if (cli_flag(a, "no-report") && (cli_value(a, "report-dir") || cli_flag(a, "profile"))) {
 		fprintf(stderr, "strata run: --no-report writes no report: --report-dir and --profile need one\n");
+		return EXIT_USAGE;
+	}
+	if (cli_flag(a, "profile") && cli_flag(a, "no-profile")) {
+		fprintf(stderr, "strata run: --profile and --no-profile contradict each other\n");
 		return EXIT_USAGE;
 	}
 	if ((cli_value(a, "iterations") &&
@@ -611,8 +621,12 @@ cli_cmd_run(const cli_args *a)
 	for (long k = 0; k < done; k++)
 		ms[k] = times[k] * 1e3;
 	st_report_times_from(&lat, ms, (int)done);
+	/* The model's "profiling" setting asks for --profile; --no-profile and
+	 * --no-report turn it off. */
+	bool profile = cli_flag(a, "profile") ||
+	               (g->network.values[ST_NET_PROFILING].b && !cli_flag(a, "no-profile"));
 	if (rc == EXIT_OK && done > 0 && !cli_flag(a, "no-report"))
-		rc = write_report(a, g, plan, &lat, warmup, backend, profile_iterations, &report_path);
+		rc = write_report(a, g, plan, &lat, times, warmup, backend, profile, profile_iterations, &report_path);
 	if (rc == EXIT_OK && done > 0) {
 		double mean = lat.mean / 1e3, median = ms[done / 2] / 1e3;
 		if (json) {

@@ -67,6 +67,7 @@ static const cli_option run_options[] = {
 	{ "warmup", 0, "N", "untimed runs first (default 1 when timing several runs)", false },
 	{ "show-plan", 0, NULL, "print the plan: steps, formats, conversions, memory", false },
 	{ "profile", 0, NULL, "time every layer too, in separate runs, for the report's layer table", false },
+	{ "no-profile", 0, NULL, "do not profile, even when the model's 'profiling' setting is on", false },
 	{ "profile-iterations", 0, "N", "profiled runs with --profile (default 10)", false },
 	{ "report-dir", 0, "DIR", "where the report goes (default $XDG_STATE_HOME/strata/reports/MODEL)", false },
 	{ "no-report", 0, NULL, "write no report", false },
@@ -111,6 +112,8 @@ static const cli_option report_options[] = {
 	{ "output", 'o', "FILE", "with csv or trace: write to FILE instead of standard output", false },
 	{ "base", 0, "REPORT", "with compare: the report the others are measured against (its path or letter; "
 	  "default the first)", false },
+	{ "metric", 0, "NAME", "with compare: the per-layer figure compared: time, gflops, gbs, memory, cycles, "
+	  "instructions or cache_misses (default time)", false },
 	{ NULL, 0, NULL, NULL, false },
 };
 

@@ -180,7 +180,7 @@ load_params(loader *ld, const cJSON *obj, const st_json_path *path, const char *
 static void
 load_network(loader *ld, const cJSON *net)
 {
-	static const char *const known[] = { "name", "version", "description", "tensor_format", "weights" };
+	static const char *const known[] = { "name", "version", "description", "tensor_format", "weights", "profiling" };
 	if (!cJSON_IsObject(net)) {
 		st_json_path here = { NULL, "network", 0 };
 		report(ld, ST_SEVERITY_ERROR, net, &here, "'network' must be an object");
@@ -685,9 +685,14 @@ st_model_serialize(const st_graph *g)
 		free(v);
 	}
 	cJSON *net = cJSON_CreateObject();
-	for (int i = 0; i < ST_NET_COUNT; i++)
+	for (int i = 0; i < ST_NET_COUNT; i++) {
+		/* Off, "profiling" stays out of the file: models written before it
+		 * existed keep their text when saved again. */
+		if (i == ST_NET_PROFILING && !g->network.values[i].b && !g->network.set[i])
+			continue;
 		cJSON_AddItemToObject(net, st_network_params[i].name,
 		                      raw_value(&st_network_params[i], &g->network.values[i]));
+	}
 	add_extra(net, g->network_extra);
 	cJSON_AddItemToObject(root, "network", net);
 	cJSON *layers = cJSON_CreateArray();

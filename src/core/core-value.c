@@ -662,6 +662,9 @@ const st_param_desc st_network_params[ST_NET_COUNT] = {
 	[ST_NET_WEIGHTS] = { .name = "weights", .kind = ST_PARAM_STRING, .default_value = "",
 	                     .doc = "Folder of layerName_weightType.npy files, relative to the model "
 	                            "file; empty when the model has no weights yet." },
+	[ST_NET_PROFILING] = { .name = "profiling", .kind = ST_PARAM_BOOL, .default_value = "false",
+	                       .doc = "Profile every run: after the timing run, a separate profiled run "
+	                              "measures each layer for the report." },
 };
 
 const char *

@@ -90,6 +90,10 @@ struct st_plan {
 	bool profiling;
 	double *step_seconds;
 	int n_step_seconds;
+	/* Hardware counters while st_plan_profile runs: per step, the events
+	 * (ST_N_COUNTERS each) counted in the last run, or NULL. */
+	st_counters *counters;
+	double *step_counters;
 };
 
 /* engine-profile.c */

@@ -141,6 +141,47 @@ shape_text(const st_shape *s)
 	return st_xstrdup(buf);
 }
 
+/* Opens the counters on the plan's threads, as STRATA_COUNTERS says: unset
+ * or "hardware" the CPU's, "software" the kernel's stand-ins (to test the
+ * plumbing), "off" none. Fills r->counters_note with why some or all are
+ * missing, or what the software ones count. */
+static void
+open_counters(st_plan *p, st_report *r)
+{
+	const char *mode = getenv("STRATA_COUNTERS");
+	free(r->counters_note);
+	r->counters_note = NULL;
+	if (mode != NULL && strcmp(mode, "off") == 0) {
+		r->counters_note = st_xstrdup("not measured: STRATA_COUNTERS=off");
+		return;
+	}
+	bool software = mode != NULL && strcmp(mode, "software") == 0;
+	int *tids = st_xmalloc(sizeof *tids * (size_t)st_pool_threads(p->pool));
+	int n = st_pool_thread_ids(p->pool, tids);
+	char why[320];
+	p->counters = st_counters_open(tids, n, software, why, sizeof why);
+	free(tids);
+	if (software && p->counters != NULL)
+		r->counters_note = st_xasprintf("software stand-ins (STRATA_COUNTERS=software): \"cycles\" holds "
+		                                "task-clock nanoseconds, \"instructions\" context switches and "
+		                                "\"cache_misses\" page faults%s%s",
+		                                why[0] ? "; " : "", why);
+	else if (why[0] != '\0')
+		r->counters_note = st_xstrdup(why);
+	if (p->counters != NULL)
+		p->step_counters = st_xcalloc((size_t)(p->n_steps ? p->n_steps : 1) * ST_N_COUNTERS,
+		                              sizeof *p->step_counters);
+}
+
+static void
+close_counters(st_plan *p)
+{
+	st_counters_close(p->counters);
+	p->counters = NULL;
+	free(p->step_counters);
+	p->step_counters = NULL;
+}
+
 int
 st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d)
 {
@@ -149,20 +190,31 @@ st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d)
 	bool was = p->profiling;
 	st_plan_set_profiling(p, true);
 	plan_profile_reserve(p);
+	open_counters(p, r);
 	int n = p->n_steps;
 	double *samples = st_xcalloc((size_t)n * (size_t)iterations + 1, sizeof *samples);
+	/* Per step and event: the sum over iterations, or -1 once a read failed. */
+	double *counts = st_xcalloc((size_t)n * ST_N_COUNTERS + 1, sizeof *counts);
 	int rc = 0;
 	for (int it = 0; it < iterations && rc == 0; it++) {
 		rc = st_plan_run(p, d);
 		if (rc != 0)
 			break;
-		for (int i = 0; i < n; i++)
+		for (int i = 0; i < n; i++) {
 			samples[(size_t)i * (size_t)iterations + (size_t)it] = p->step_seconds[i] * 1e3;
+			for (int e = 0; e < ST_N_COUNTERS; e++) {
+				double *sum = &counts[i * ST_N_COUNTERS + e];
+				double x = p->counters != NULL ? p->step_counters[i * ST_N_COUNTERS + e] : -1;
+				*sum = *sum < 0 || x < 0 ? -1 : *sum + x;
+			}
+		}
 	}
+	close_counters(p);
 	if (!was)
 		st_plan_set_profiling(p, false);
 	if (rc != 0) {
 		free(samples);
+		free(counts);
 		return rc;
 	}
 	int *dist = distances(p);
@@ -197,7 +249,13 @@ st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d)
 			row->flops = l->flops;
 		}
 		row->distance = dist[l->index];
-		st_report_times_from(&row->time, &samples[(size_t)i * (size_t)iterations], iterations);
+		/* The first iterations in run order for sparklines, before the
+		 * statistics sort them. */
+		double *mine = &samples[(size_t)i * (size_t)iterations];
+		row->n_samples = iterations < ST_REPORT_MAX_SAMPLES ? iterations : ST_REPORT_MAX_SAMPLES;
+		row->samples = st_xmalloc(sizeof *row->samples * (size_t)row->n_samples);
+		memcpy(row->samples, mine, sizeof *row->samples * (size_t)row->n_samples);
+		st_report_times_from(&row->time, mine, iterations);
 		row->bytes = step_bytes(p, i);
 		double secs = row->time.mean / 1e3;
 		row->gflops = secs > 0 ? row->flops / secs / 1e9 : 0;
@@ -206,7 +264,10 @@ st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d)
 		row->mem_freed = freed;
 		row->mem_live = live;
 		row->mem_persistent = persistent;
-		row->cycles = row->instructions = row->cache_misses = -1;
+		double *c = &counts[i * ST_N_COUNTERS];
+		row->cycles = c[ST_COUNTER_CYCLES] < 0 ? -1 : c[ST_COUNTER_CYCLES] / iterations;
+		row->instructions = c[ST_COUNTER_INSTRUCTIONS] < 0 ? -1 : c[ST_COUNTER_INSTRUCTIONS] / iterations;
+		row->cache_misses = c[ST_COUNTER_CACHE_MISSES] < 0 ? -1 : c[ST_COUNTER_CACHE_MISSES] / iterations;
 		total += row->time.mean;
 	}
 	for (int i = 0; i < r->n_layers; i++)
@@ -224,5 +285,6 @@ st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d)
 	free(ran);
 	free(dist);
 	free(samples);
+	free(counts);
 	return 0;
 }

@@ -169,6 +169,24 @@ slowest_json(const st_report *r)
 	return a;
 }
 
+/* A list of samples in run order, or nothing when there are none. Five
+ * significant digits are more than a clock read resolves, and keep a long
+ * series short (rounding again gives the same digits, so the text stays
+ * canonical through a read and a write). */
+static void
+add_samples(cJSON *o, const char *key, const double *v, int n)
+{
+	if (v == NULL || n <= 0)
+		return;
+	cJSON *a = cJSON_CreateArray();
+	for (int i = 0; i < n; i++) {
+		char digits[32];
+		snprintf(digits, sizeof digits, "%.5g", v[i]);
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(strtod(digits, NULL)));
+	}
+	cJSON_AddItemToObject(o, key, a);
+}
+
 static cJSON *
 layer_json(const st_report_layer *l)
 {
@@ -194,6 +212,7 @@ layer_json(const st_report_layer *l)
 	add_counter(c, "instructions", l->instructions);
 	add_counter(c, "cache_misses", l->cache_misses);
 	cJSON_AddItemToObject(o, "counters", c);
+	add_samples(o, "samples_ms", l->samples, l->n_samples);
 	return o;
 }
 
@@ -220,6 +239,7 @@ st_report_serialize(const st_report *r)
 	cJSON_AddNumberToObject(s, "warmup", r->warmup);
 	cJSON_AddNumberToObject(s, "batch", (double)r->batch);
 	cJSON_AddItemToObject(s, "latency_ms", times_json(&r->latency));
+	add_samples(s, "latency_samples_ms", r->latency_samples, r->n_latency_samples);
 	cJSON_AddNumberToObject(s, "throughput", r->throughput);
 	cJSON_AddNumberToObject(s, "peak_bytes", (double)r->peak_bytes);
 	add_string(s, "peak_layer", r->peak_layer);
@@ -227,6 +247,8 @@ st_report_serialize(const st_report *r)
 
 	cJSON *p = cJSON_CreateObject();
 	cJSON_AddNumberToObject(p, "iterations", r->profile_iterations);
+	if (r->counters_note != NULL)
+		add_string(p, "counters_note", r->counters_note);
 	cJSON *layers = cJSON_CreateArray();
 	for (int i = 0; i < r->n_layers; i++)
 		cJSON_AddItemToArray(layers, layer_json(&r->layers[i]));
@@ -426,6 +448,33 @@ string_member(reader *rd, const cJSON *obj, const st_json_path *path, const char
 	*out = st_xstrdup(v->valuestring);
 }
 
+/* An optional list of samples (finite, not negative); *v is the caller's
+ * struct's to free. */
+static void
+read_samples(reader *rd, const cJSON *obj, const st_json_path *path, const char *key, double **v, int *n)
+{
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(obj, key);
+	if (a == NULL)
+		return;
+	st_json_path here = { path, key, 0 };
+	if (!cJSON_IsArray(a)) {
+		fail(rd, false, a, &here, "\"%s\" must be a list of times in milliseconds", key);
+		return;
+	}
+	int count = cJSON_GetArraySize(a);
+	*v = st_xcalloc((size_t)(count ? count : 1), sizeof **v);
+	*n = 0;
+	int i = 0;
+	for (const cJSON *x = a->child; x; x = x->next, i++) {
+		if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) || x->valuedouble < 0) {
+			fail(rd, false, x, &(st_json_path){ &here, NULL, i },
+			     "a sample must be a time in milliseconds: a finite number, not negative");
+			continue;
+		}
+		(*v)[(*n)++] = x->valuedouble;
+	}
+}
+
 static void
 read_times(reader *rd, const cJSON *obj, const st_json_path *path, const char *key, st_report_times *t)
 {
@@ -451,7 +500,8 @@ read_summary(reader *rd, const cJSON *s, st_report *r)
 {
 	static const char *const known[] = { "model", "network", "network_version", "strata_version", "date",
 		                             "backend", "device", "format", "threads", "iterations", "warmup",
-		                             "batch", "latency_ms", "throughput", "peak_bytes", "peak_layer" };
+		                             "batch", "latency_ms", "latency_samples_ms", "throughput", "peak_bytes",
+		                             "peak_layer" };
 	st_json_path path = { NULL, "summary", 0 };
 	check_fields(rd, s, &path, known, (int)(sizeof known / sizeof known[0]));
 	string_member(rd, s, &path, "model", true, &r->model);
@@ -467,6 +517,7 @@ read_summary(reader *rd, const cJSON *s, st_report *r)
 	int_member(rd, s, &path, "warmup", &r->warmup);
 	int64_member(rd, s, &path, "batch", &r->batch);
 	read_times(rd, s, &path, "latency_ms", &r->latency);
+	read_samples(rd, s, &path, "latency_samples_ms", &r->latency_samples, &r->n_latency_samples);
 	double_member(rd, s, &path, "throughput", &r->throughput);
 	int64_member(rd, s, &path, "peak_bytes", &r->peak_bytes);
 	string_member(rd, s, &path, "peak_layer", true, &r->peak_layer);
@@ -476,7 +527,7 @@ static void
 read_layer(reader *rd, const cJSON *o, const st_json_path *path, st_report_layer *l)
 {
 	static const char *const known[] = { "name", "type", "output", "distance", "time_ms", "share", "flops",
-		                             "bytes", "gflops", "gbs", "memory", "counters" };
+		                             "bytes", "gflops", "gbs", "memory", "counters", "samples_ms" };
 	static const char *const memory_known[] = { "allocated", "freed", "live", "persistent" };
 	static const char *const counters_known[] = { "cycles", "instructions", "cache_misses" };
 	l->cycles = l->instructions = l->cache_misses = -1;
@@ -518,14 +569,17 @@ read_layer(reader *rd, const cJSON *o, const st_json_path *path, st_report_layer
 		if (number_member(rd, c, &here, "cache_misses", NUMBER, HUGE_VAL, true, &x))
 			l->cache_misses = x;
 	}
+	read_samples(rd, o, path, "samples_ms", &l->samples, &l->n_samples);
 }
 
 static void
 read_profile(reader *rd, const cJSON *p, st_report *r)
 {
-	static const char *const known[] = { "iterations", "layers", "skipped" };
+	static const char *const known[] = { "iterations", "layers", "skipped", "counters_note" };
 	st_json_path path = { NULL, "profile", 0 };
-	check_fields(rd, p, &path, known, 3);
+	check_fields(rd, p, &path, known, 4);
+	if (cJSON_GetObjectItemCaseSensitive(p, "counters_note") != NULL)
+		string_member(rd, p, &path, "counters_note", true, &r->counters_note);
 	int_member(rd, p, &path, "iterations", &r->profile_iterations);
 	const cJSON *layers = member(rd, p, &path, "layers");
 	st_json_path lpath = { &path, "layers", 0 };
@@ -644,6 +698,39 @@ st_report_load(const char *path, st_report *r, st_diag *d)
 	int rc = st_report_parse(text, len, path, r, d);
 	free(text);
 	return rc;
+}
+
+int
+st_report_sparkline(st_buf *out, const double *v, int n, int cells, double lo, double hi, bool ascii)
+{
+	static const char *const blocks[8] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
+	static const char steps[8] = { '_', '.', '-', '=', '+', '*', '#', '@' };
+	if (v == NULL || n <= 0 || cells <= 0)
+		return 0;
+	int m = n < cells ? n : cells;
+	if (lo >= hi) {
+		lo = HUGE_VAL;
+		hi = -HUGE_VAL;
+		for (int i = 0; i < n; i++) {
+			lo = v[i] < lo ? v[i] : lo;
+			hi = v[i] > hi ? v[i] : hi;
+		}
+	}
+	for (int c = 0; c < m; c++) {
+		/* Cell c covers samples [c*n/m, (c+1)*n/m). */
+		int64_t b = (int64_t)c * n / m, e = (int64_t)(c + 1) * n / m;
+		double sum = 0;
+		for (int64_t i = b; i < e; i++)
+			sum += v[i];
+		double x = sum / (double)(e - b);
+		int level = hi > lo ? (int)((x - lo) / (hi - lo) * 7 + 0.5) : 0;
+		level = level < 0 ? 0 : level > 7 ? 7 : level;
+		if (ascii)
+			st_buf_putc(out, steps[level]);
+		else
+			st_buf_puts(out, blocks[level]);
+	}
+	return m;
 }
 
 void

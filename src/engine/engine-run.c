@@ -323,6 +323,11 @@ st_plan_run(st_plan *p, st_diag *d)
 		if (p->opt.cancel != NULL && *p->opt.cancel)
 			return 1;
 		plan_step *s = &p->steps[i];
+		/* Counters are read outside the timed part, so that the reads
+		 * never add to a step's time. */
+		double before[ST_N_COUNTERS];
+		if (p->counters != NULL)
+			st_counters_read(p->counters, before);
 		double t0 = p->profiling ? st_now() : 0;
 		switch (s->kind) {
 		case ST_STEP_FEED:
@@ -346,6 +351,13 @@ st_plan_run(st_plan *p, st_diag *d)
 		}
 		if (p->profiling)
 			p->step_seconds[i] = st_now() - t0;
+		if (p->counters != NULL) {
+			double after[ST_N_COUNTERS];
+			bool ok = st_counters_read(p->counters, after) == 0;
+			for (int e = 0; e < ST_N_COUNTERS; e++)
+				p->step_counters[i * ST_N_COUNTERS + e] =
+				    ok && before[e] >= 0 && after[e] >= before[e] ? after[e] - before[e] : -1;
+		}
 	}
 	return 0;
 }

@@ -104,6 +104,25 @@ const double *st_plan_step_seconds(const st_plan *p);
  * and frees r with st_report_free. Returns st_plan_run's result. */
 int st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d);
 
+/* ---- engine-counters.c ---- */
+
+/* Hardware counters of a set of threads: cycles, instructions and cache
+ * misses, in user space, through perf_event_open. */
+#define ST_N_COUNTERS 3
+enum { ST_COUNTER_CYCLES, ST_COUNTER_INSTRUCTIONS, ST_COUNTER_CACHE_MISSES };
+typedef struct st_counters st_counters;
+/* Opens the counters on n threads (kernel thread ids); software: count
+ * task-clock ns, context switches and page faults instead (for tests, on
+ * machines without hardware counters). NULL when none can be opened, with
+ * the reason in why; an event missing while others work also leaves a
+ * reason there. Caller frees with st_counters_close. */
+st_counters *st_counters_open(const int *tids, int n, bool software, char *why, size_t why_size);
+/* Counts so far, summed over the threads; -1 for an unavailable event.
+ * Returns 0, or -1 when a read fails. */
+int st_counters_read(const st_counters *c, double out[ST_N_COUNTERS]);
+bool st_counters_available(const st_counters *c, int event);
+void st_counters_close(st_counters *c);
+
 /* ---- cpu-pool.c ---- */
 
 /* A pool of n threads (the caller counts as one; n <= 0: every core).
@@ -111,6 +130,9 @@ int st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d);
 st_pool *st_pool_new(int n);
 void st_pool_free(st_pool *pool);
 int st_pool_threads(const st_pool *pool);
+/* The kernel thread ids of the pool's threads, the calling thread first
+ * (it runs chunk 0), into tids (room for st_pool_threads). Returns how many. */
+int st_pool_thread_ids(st_pool *pool, int *tids);
 /* The execution context plugins receive, running on this pool. */
 void st_pool_context(st_pool *pool, st_exec_ctx *ctx);
 /* Number of cores this process may use. */

@@ -90,4 +90,11 @@ int st_report_parse(const char *text, size_t len, const char *file, st_report *r
 int st_report_load(const char *path, st_report *r, st_diag *d);
 void st_report_free(st_report *r);
 
+/* Appends a sparkline of v[0..n) in at most cells characters: one of
+ * ▁▂▃▄▅▆▇█ per cell (with ascii, one of _.-=+*#@), scaled from lo (lowest
+ * bar) to hi (highest); lo >= hi scales from the series' own least to
+ * greatest. More samples than cells: each cell shows the mean of its run
+ * of samples. Returns the cells written (0 for no samples). */
+int st_report_sparkline(st_buf *out, const double *v, int n, int cells, double lo, double hi, bool ascii);
+
 #endif

@@ -35,6 +35,33 @@ for layer in conv1 pool1 conv2 pool2 fc1 fc2 prob; do
 done
 expect 0 "$STRATA" report csv "$report"
 has out "conv1"
+# The iterations kept in run order for the sparklines, and why the
+# counters are missing (or what stands in for them).
+has_in() { grep -q -- "$2" "$1" || { echo "FAIL: $1 lacks $2"; fails=$((fails + 1)); }; checks=$((checks + 1)); }
+has_in "$report" '"latency_samples_ms": \['
+has_in "$report" '"samples_ms": \['
+has_in "$report" '"counters_note": '
+expect 0 "$STRATA" report show "$report"
+has out "  runs        "
+has out "Hardware counters: "
+has out "Network Metrics"
+STRATA_COUNTERS=software expect 0 "$STRATA" run "$cnn" --random-weights --random-input --profile \
+	--profile-iterations 2 --report-dir "$tmp/soft"
+expect 0 "$STRATA" report show "$tmp"/soft/*.strata-report.json
+has out "Hardware counters: software stand-ins"
+has out "      cycles    IPC      misses"
+
+# The model's "profiling" setting profiles every run; --no-profile does not.
+sed 's/"tensor_format": "fp32-nchw"/"tensor_format": "fp32-nchw", "profiling": true/' "$cnn" >"$tmp/prof.strata.json"
+grep -q '"profiling": true' "$tmp/prof.strata.json" || { echo "FAIL: no profiling setting made"; fails=$((fails + 1)); }
+expect 0 "$STRATA" run "$tmp/prof.strata.json" --random-weights --random-input --report-dir "$tmp/setting"
+expect 0 "$STRATA" report show "$tmp"/setting/*.strata-report.json
+has out "Layer Table (8 of 8 layers, profiled over 10 iterations"
+expect 0 "$STRATA" run "$tmp/prof.strata.json" --random-weights --random-input --no-profile --report-dir "$tmp/off"
+expect 0 "$STRATA" report show "$tmp"/off/*.strata-report.json
+has out "Layer Table (0 of 0 layers"
+expect 2 "$STRATA" run "$cnn" --random-weights --profile --no-profile
+has err "--profile and --no-profile contradict each other"
 
 # --no-report writes nothing, and cannot go with --profile.
 rm -rf "$tmp/state"

@@ -89,17 +89,28 @@ expect 1 "$STRATA" report trace "$tmp/nolayers.json"
 has err "has no layer table: make it with strata run --profile"
 
 # compare: B's conv1 is 50% slower, B has relu2 where A has relu1.
-sed 's/"mean": 0.8,/"mean": 1.2,/; s/"name": "relu1", "type": "relu"/"name": "relu2", "type": "relu"/' \
+sed 's/"mean": 0.8,/"mean": 1.2,/; s/"gflops": 2.8224/"gflops": 1.8816/;
+	s/"name": "relu1", "type": "relu"/"name": "relu2", "type": "relu"/' \
 	"$small" >"$tmp/b.json"
 expect 0 "$STRATA" report compare "$small" "$tmp/b.json"
 has out "[A] $small"
 has out "(base)"
-has out "conv1                conv2d                  0.800      1.200    +0.400   +50.0%"
-has out "relu1                relu                    0.200          -"
-has out "relu2                relu                        -      0.200"
+has out "  conv1     conv2d            0.800        1.200    +0.400   +50.0%"
+has out "  relu1     relu              0.200            -"
+has out "  relu2     relu                  -        0.200"
+# The network's figures side by side.
+has out "Network Metrics"
+has out "  layer time ms         2.000        2.400"
+has out "  GFLOP/s               1.173        0.977"
+# Another per-layer figure: achieved GFLOP/s, B's conv1 a third lower.
+expect 0 "$STRATA" report compare "$small" "$tmp/b.json" --metric gflops
+has out "Layer Table (GFLOP/s; differences against [A])"
+has out "  conv1     conv2d             2.82         1.88    -0.941   -33.3%"
+expect 2 "$STRATA" report compare "$small" "$tmp/b.json" --metric speed
+has err "--metric speed is not a layer figure; use time, gflops, gbs, memory, cycles, instructions, cache_misses"
 expect 0 "$STRATA" report compare "$small" "$tmp/b.json" --base B
 has out "differences against [B]"
-has out "conv1                conv2d                  0.800    -0.400   -33.3%      1.200"
+has out "  conv1     conv2d            0.800    -0.400   -33.3%        1.200"
 expect 2 "$STRATA" report compare "$small" "$tmp/b.json" --base C
 has err "--base C is none of the reports compared"
 expect 2 "$STRATA" report compare "$small"

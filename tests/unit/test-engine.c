@@ -392,7 +392,9 @@ Test(engine, profiling_times_steps_and_fills_the_layer_table)
 	memset(&r, 0, sizeof r);
 	st_diag d;
 	st_diag_init(&d);
+	setenv("STRATA_COUNTERS", "off", 1);
 	cr_assert_eq(st_plan_profile(p, 5, &r, &d), 0);
+	cr_assert_str_eq(r.counters_note, "not measured: STRATA_COUNTERS=off");
 	cr_assert_null(st_plan_step_seconds(p), "profiling is back off");
 	cr_assert_eq(r.profile_iterations, 5);
 	cr_assert_eq(r.n_layers, 3, "one row per layer step");
@@ -406,6 +408,10 @@ Test(engine, profiling_times_steps_and_fills_the_layer_table)
 		cr_assert_str_eq(l->output, "1x2x4x4");
 		cr_assert_eq(l->distance, i + 1);
 		cr_assert_eq(l->time.count, 5);
+		/* The iterations in run order, for sparklines. */
+		cr_assert_eq(l->n_samples, 5);
+		for (int k = 0; k < 5; k++)
+			cr_assert(l->samples[k] >= l->time.min && l->samples[k] <= l->time.max);
 		cr_assert(l->time.min <= l->time.median && l->time.median <= l->time.max);
 		/* 32 floats in and 32 out. */
 		cr_assert_float_eq(l->bytes, 256.0, 1e-9);
@@ -422,6 +428,79 @@ Test(engine, profiling_times_steps_and_fills_the_layer_table)
 	cr_assert_geq(r.peak_bytes, r.layers[0].mem_live);
 	cr_assert_not_null(r.peak_layer);
 	cr_assert_eq(r.n_skipped, 2, "the input and output layers run no layer step");
+	st_report_free(&r);
+	st_diag_free(&d);
+	st_plan_free(p);
+	st_session_free(s);
+}
+
+/* Busy work for the counters: every thread of the pool spins a while. */
+static void
+spin_range(void *arg, int64_t begin, int64_t end)
+{
+	volatile double *sink = arg;
+	for (int64_t i = begin; i < end; i++) {
+		double x = 0;
+		for (int k = 0; k < 200000; k++)
+			x += k * 0.5;
+		*sink += x;
+	}
+}
+
+Test(engine, counters_sum_over_the_pool_threads)
+{
+	st_pool *pool = st_pool_new(2);
+	int tids[2];
+	cr_assert_eq(st_pool_thread_ids(pool, tids), 2);
+	cr_assert(tids[0] > 0 && tids[1] > 0 && tids[0] != tids[1]);
+	char why[320];
+	/* The kernel's software events stand in for the CPU's counters, which
+	 * virtual machines seldom have. */
+	st_counters *c = st_counters_open(tids, 2, true, why, sizeof why);
+	cr_assert_not_null(c, "%s", why);
+	cr_assert(st_counters_available(c, ST_COUNTER_CYCLES));
+	double before[ST_N_COUNTERS], after[ST_N_COUNTERS];
+	cr_assert_eq(st_counters_read(c, before), 0);
+	st_exec_ctx ctx;
+	st_pool_context(pool, &ctx);
+	volatile double sink = 0;
+	ctx.parallel_for(&ctx, 2, 1, spin_range, (void *)&sink);
+	cr_assert_eq(st_counters_read(c, after), 0);
+	/* Task-clock nanoseconds: both threads worked. */
+	cr_assert_gt(after[ST_COUNTER_CYCLES], before[ST_COUNTER_CYCLES]);
+	st_counters_close(c);
+	/* The hardware counters either open or say why not; never a silent 0. */
+	c = st_counters_open(tids, 2, false, why, sizeof why);
+	if (c == NULL) {
+		cr_assert(strncmp(why, "perf_event_open", 15) == 0, "%s", why);
+	} else {
+		cr_assert_eq(st_counters_read(c, before), 0);
+		for (int e = 0; e < ST_N_COUNTERS; e++)
+			cr_assert(st_counters_available(c, e) ? before[e] >= 0 : before[e] == -1);
+		st_counters_close(c);
+	}
+	st_pool_free(pool);
+}
+
+Test(engine, profile_with_software_counters)
+{
+	st_session *s = model("add input data; set data dims 2x4x4; add triple t0; connect data t0;"
+	                      "add output out; connect t0 out");
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 2);
+	bind_random(p);
+	feed_ramp(p, st_plan_input_shape(p, 0));
+	st_report r;
+	memset(&r, 0, sizeof r);
+	st_diag d;
+	st_diag_init(&d);
+	setenv("STRATA_COUNTERS", "software", 1);
+	cr_assert_eq(st_plan_profile(p, 3, &r, &d), 0);
+	cr_assert_not_null(r.counters_note);
+	cr_assert(strstr(r.counters_note, "software stand-ins") != NULL, "%s", r.counters_note);
+	cr_assert_eq(r.n_layers, 1);
+	/* Task-clock ns per iteration: the step took some. */
+	cr_assert_gt(r.layers[0].cycles, 0);
+	cr_assert_geq(r.layers[0].instructions, 0);
 	st_report_free(&r);
 	st_diag_free(&d);
 	st_plan_free(p);

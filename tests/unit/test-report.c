@@ -27,6 +27,9 @@ sample_report(st_report *r)
 	r->warmup = 1;
 	r->batch = 1;
 	double lat[] = { 1.5, 1.25, 2.0, 1.75 };
+	r->n_latency_samples = 4;
+	r->latency_samples = st_xmalloc(sizeof lat);
+	memcpy(r->latency_samples, lat, sizeof lat);
 	st_report_times_from(&r->latency, lat, 4);
 	r->throughput = 1 / r->latency.mean * 1000;
 	r->peak_bytes = 4096;
@@ -55,7 +58,16 @@ sample_report(st_report *r)
 		l->cycles = i ? -1 : 123456789.0;
 		l->instructions = i ? -1 : 0.5;
 		l->cache_misses = i ? -1 : 0;
+		/* The first layer keeps its iterations; the second has none (1.0). */
+		if (i == 0) {
+			l->n_samples = 3;
+			l->samples = st_xmalloc(3 * sizeof *l->samples);
+			l->samples[0] = 0.1;
+			l->samples[1] = 1.0 / 3; /* kept to five digits */
+			l->samples[2] = 0;
+		}
 	}
+	r->counters_note = st_xstrdup("perf_event_open: cache misses: not here");
 	r->n_skipped = 1;
 	r->skipped = st_xcalloc(1, sizeof *r->skipped);
 	r->skipped[0] = st_xstrdup("input");
@@ -126,8 +138,18 @@ Test(report, serialize_parse_serialize)
 	cr_assert_eq(back.layers[0].cache_misses, 0);
 	cr_assert_eq(back.layers[0].time.mean, r.layers[0].time.mean);
 	cr_assert_eq(back.layers[1].share, 2.0 / 3);
+	cr_assert_eq(back.n_latency_samples, 4);
+	cr_assert_eq(back.latency_samples[0], 1.5);
+	cr_assert_eq(back.latency_samples[3], 1.75);
+	cr_assert_eq(back.layers[0].n_samples, 3);
+	cr_assert_eq(back.layers[0].samples[1], 0.33333);
+	cr_assert_eq(back.layers[1].n_samples, 0);
+	cr_assert_null(back.layers[1].samples);
+	cr_assert_str_eq(back.counters_note, "perf_event_open: cache misses: not here");
 	char *second = st_report_serialize(&back);
 	cr_assert_str_eq(first, second);
+	cr_assert_not_null(strstr(first, "\"samples_ms\": [0.1, 0.33333, 0]"), "%s", first);
+	cr_assert_not_null(strstr(first, "\"latency_samples_ms\": [1.5, 1.25, 2, 1.75]"));
 	/* Unavailable counters are null, never 0. */
 	cr_assert_not_null(strstr(first, "\"cycles\": null"));
 	cr_assert_not_null(strstr(first, "\"format\": \"strata-report\""));
@@ -201,7 +223,7 @@ Test(report, wrong_type_names_the_path)
 
 Test(report, newer_major_refused)
 {
-	char *text = sample_with("\"version\": \"1.0\"", "\"version\": \"2.1\"");
+	char *text = sample_with("\"version\": \"1.1\"", "\"version\": \"2.1\"");
 	assert_error(text, "r.json:3:14: this report uses format version 2.1, written by a newer Strata; "
 	                   "this one reads version 1 (at version)");
 	free(text);
@@ -209,7 +231,7 @@ Test(report, newer_major_refused)
 
 Test(report, newer_minor_accepted)
 {
-	char *text = sample_with("\"version\": \"1.0\"", "\"version\": \"1.7\", \"extra\": {\"x\": [1]}");
+	char *text = sample_with("\"version\": \"1.1\"", "\"version\": \"1.7\", \"extra\": {\"x\": [1]}");
 	st_diag d;
 	st_diag_init(&d);
 	st_report r;
@@ -219,11 +241,88 @@ Test(report, newer_minor_accepted)
 	st_diag_free(&d);
 	free(text);
 	/* The same unknown field in a file of this version is refused. */
-	text = sample_with("\"version\": \"1.0\"", "\"version\": \"1.0\", \"extra\": 1");
+	text = sample_with("\"version\": \"1.1\"", "\"version\": \"1.1\", \"extra\": 1");
 	char *msg = first_error(text);
 	cr_assert(strstr(msg, "unknown field \"extra\" (at extra)") != NULL, "%s", msg);
 	free(msg);
 	free(text);
+}
+
+Test(report, bad_samples_refused)
+{
+	char *text = sample_with("\"samples_ms\": [0.1, 0.33333, 0]", "\"samples_ms\": [0.1, -1]");
+	char *msg = first_error(text);
+	cr_assert(strstr(msg, "a sample must be a time in milliseconds: a finite number, not negative (at "
+	                      "profile.layers[0].samples_ms[1])") != NULL,
+	          "%s", msg);
+	free(msg);
+	free(text);
+	text = sample_with("\"latency_samples_ms\": [1.5, 1.25, 2, 1.75]", "\"latency_samples_ms\": 3");
+	msg = first_error(text);
+	cr_assert(strstr(msg, "\"latency_samples_ms\" must be a list of times in milliseconds (at "
+	                      "summary.latency_samples_ms)") != NULL,
+	          "%s", msg);
+	free(msg);
+	free(text);
+}
+
+Test(report, version_1_0_without_samples)
+{
+	/* A report of format 1.0 has no samples and no note: it reads with none. */
+	st_report r;
+	sample_report(&r);
+	free(r.latency_samples);
+	r.latency_samples = NULL;
+	r.n_latency_samples = 0;
+	free(r.layers[0].samples);
+	r.layers[0].samples = NULL;
+	r.layers[0].n_samples = 0;
+	free(r.counters_note);
+	r.counters_note = NULL;
+	char *text = st_report_serialize(&r);
+	st_report_free(&r);
+	cr_assert_null(strstr(text, "samples"));
+	cr_assert_null(strstr(text, "counters_note"));
+	char *at = strstr(text, "\"version\": \"1.1\"");
+	cr_assert_not_null(at);
+	at[strlen("\"version\": \"1.")] = '0';
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_report_parse(text, strlen(text), "old.json", &r, &d), 0);
+	cr_assert_eq(r.minor, 0);
+	cr_assert_eq(r.n_latency_samples, 0);
+	cr_assert_eq(r.layers[0].n_samples, 0);
+	cr_assert_null(r.counters_note);
+	st_report_free(&r);
+	st_diag_free(&d);
+	free(text);
+}
+
+Test(report, sparkline)
+{
+	st_buf b;
+	st_buf_init(&b);
+	const double v[] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+	cr_assert_eq(st_report_sparkline(&b, v, 8, 20, 0, 0, false), 8);
+	cr_assert_str_eq(b.data, "▁▂▃▄▅▆▇█");
+	st_buf_reset(&b);
+	cr_assert_eq(st_report_sparkline(&b, v, 8, 20, 0, 0, true), 8);
+	cr_assert_str_eq(b.data, "_.-=+*#@");
+	/* Eight samples in four cells: each the mean of two. */
+	st_buf_reset(&b);
+	cr_assert_eq(st_report_sparkline(&b, v, 8, 4, 0, 0, true), 4);
+	cr_assert_str_eq(b.data, ".=*@");
+	/* A fixed scale: everything at or below lo is the lowest bar. */
+	st_buf_reset(&b);
+	st_report_sparkline(&b, v, 8, 8, 4, 8, true);
+	cr_assert_str_eq(b.data, "____-+*@");
+	/* A flat series is the lowest bar; no samples, nothing. */
+	st_buf_reset(&b);
+	const double flat[] = { 2, 2, 2 };
+	st_report_sparkline(&b, flat, 3, 10, 0, 0, false);
+	cr_assert_str_eq(b.data, "▁▁▁");
+	cr_assert_eq(st_report_sparkline(&b, NULL, 0, 10, 0, 0, false), 0);
+	st_buf_free(&b);
 }
 
 Test(report, negative_time_refused)

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "st-engine.h"
@@ -22,6 +23,7 @@ struct st_pool {
 	atomic_uint generation;     /* bumped for every job */
 	atomic_int pending;         /* chunks not finished yet */
 	atomic_bool stop;
+	atomic_int *tids;           /* each worker's kernel thread id, 0 until it starts */
 	/* The current job. */
 	st_range_fn fn;
 	void *arg;
@@ -49,6 +51,7 @@ worker_main(void *p)
 	st_pool *pool = w->pool;
 	int index = w->index;
 	free(w);
+	atomic_store(&pool->tids[index], (int)syscall(SYS_gettid));
 	/* No job can have been handed out before the pool was returned, so the
 	 * first one to wait for follows generation 0 (reading the counter here
 	 * instead could miss a job dispatched before this thread got going). */
@@ -112,6 +115,9 @@ st_pool_new(int n)
 	atomic_init(&pool->pending, 0);
 	atomic_init(&pool->stop, false);
 	pool->workers = st_xcalloc((size_t)n, sizeof *pool->workers);
+	pool->tids = st_xcalloc((size_t)n, sizeof *pool->tids);
+	for (int i = 0; i < n; i++)
+		atomic_init(&pool->tids[i], 0);
 	for (int i = 1; i < n; i++) {
 		worker_arg *w = st_xmalloc(sizeof *w);
 		w->pool = pool;
@@ -140,12 +146,26 @@ st_pool_free(st_pool *pool)
 	pthread_mutex_destroy(&pool->lock);
 	pthread_cond_destroy(&pool->wake);
 	free(pool->workers);
+	free((void *)pool->tids);
 	free(pool);
 }
 
 int
 st_pool_threads(const st_pool *pool)
 {
+	return pool->n;
+}
+
+int
+st_pool_thread_ids(st_pool *pool, int *tids)
+{
+	tids[0] = (int)syscall(SYS_gettid);
+	for (int i = 1; i < pool->n; i++) {
+		/* A worker records its id first thing; one just created may not
+		 * have run yet. */
+		while ((tids[i] = atomic_load(&pool->tids[i])) == 0)
+			sched_yield();
+	}
 	return pool->n;
 }
 
