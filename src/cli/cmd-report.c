@@ -74,6 +74,49 @@ compare_memory(const st_report_layer *a, const st_report_layer *b)
 	return by_number_desc((double)a->mem_allocated, (double)b->mem_allocated);
 }
 
+static int
+compare_output(const st_report_layer *a, const st_report_layer *b)
+{
+	return strcmp(a->output ? a->output : "", b->output ? b->output : "");
+}
+
+static int
+compare_distance(const st_report_layer *a, const st_report_layer *b)
+{
+	return (a->distance > b->distance) - (a->distance < b->distance);
+}
+
+static int
+compare_stddev(const st_report_layer *a, const st_report_layer *b)
+{
+	return by_number_desc(a->time.stddev, b->time.stddev);
+}
+
+static int
+compare_bytes(const st_report_layer *a, const st_report_layer *b)
+{
+	return by_number_desc(a->bytes, b->bytes);
+}
+
+/* Unavailable counters (-1) sort last. */
+static int
+compare_cycles(const st_report_layer *a, const st_report_layer *b)
+{
+	return by_number_desc(a->cycles, b->cycles);
+}
+
+static int
+compare_instructions(const st_report_layer *a, const st_report_layer *b)
+{
+	return by_number_desc(a->instructions, b->instructions);
+}
+
+static int
+compare_misses(const st_report_layer *a, const st_report_layer *b)
+{
+	return by_number_desc(a->cache_misses, b->cache_misses);
+}
+
 /* The columns --sort accepts; numbers sort largest first, text A to Z. */
 static const struct sort_column {
 	const char *name;
@@ -81,7 +124,9 @@ static const struct sort_column {
 } sort_columns[] = {
 	{ "time", compare_time },     { "share", compare_share },   { "name", compare_name },
 	{ "type", compare_type },     { "flops", compare_flops },   { "gflops", compare_gflops },
-	{ "gbs", compare_gbs },       { "memory", compare_memory },
+	{ "gbs", compare_gbs },       { "memory", compare_memory }, { "output", compare_output },
+	{ "distance", compare_distance }, { "stddev", compare_stddev }, { "bytes", compare_bytes },
+	{ "cycles", compare_cycles }, { "instructions", compare_instructions }, { "cache_misses", compare_misses },
 };
 #define N_SORT_COLUMNS (int)(sizeof sort_columns / sizeof sort_columns[0])
 

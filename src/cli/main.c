@@ -106,8 +106,9 @@ static const cli_option export_options[] = {
 
 static const cli_option report_options[] = {
 	{ "top", 0, "N", "show only the first N layers after sorting", false },
-	{ "sort", 0, "COLUMN", "order layers by time, share, name, type, flops, gflops, gbs or memory "
-	  "(default: execution order)", false },
+	{ "sort", 0, "COLUMN", "order layers by time, share, name, type, flops, gflops, gbs, memory, output, "
+	  "distance (ascending), stddev, bytes, cycles, instructions or cache_misses (default: execution order)",
+	  false },
 	{ "ascii", 0, NULL, "draw the share bars with '#' (also when the locale is not UTF-8)", false },
 	{ "output", 'o', "FILE", "with csv or trace: write to FILE instead of standard output", false },
 	{ "base", 0, "REPORT", "with compare: the report the others are measured against (its path or letter; "

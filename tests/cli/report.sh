@@ -45,7 +45,14 @@ LC_ALL=C expect 0 "$STRATA" report show "$small" --sort name
 has out "     5  fc,\"head\"  dense       1x10             0.300      0.020     15.0  ##"
 lacks out "█"
 expect 2 "$STRATA" report show "$small" --sort speed
-has err "cannot sort by 'speed'; the columns are time, share, name, type, flops, gflops, gbs, memory"
+has err "cannot sort by 'speed'; the columns are time, share, name, type, flops, gflops, gbs, memory, output, distance, stddev, bytes, cycles, instructions, cache_misses"
+expect 0 order --sort cycles
+has out 'conv1 pool1 relu1 flatten fc,"head" '
+expect 0 order --sort distance --top 2
+has out 'conv1 relu1 '
+expect 0 order --sort output
+has out 'fc,"head" pool1 conv1 relu1 flatten '
+
 expect 2 "$STRATA" report show "$small" --top 0
 has err "--top needs a positive whole number, not '0'"
 
