@@ -86,6 +86,7 @@ struct st_plan {
 	st_exec_ctx ctx;
 	bool weights_bound;
 	bool inputs_set;
+	bool ran;                /* a run finished since the plan was last built */
 	/* Profiling (engine-profile.c): seconds of each step of the last run. */
 	bool profiling;
 	double *step_seconds;

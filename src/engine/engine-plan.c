@@ -364,6 +364,15 @@ prepare_all(st_plan *p, st_diag *d)
 		if (bytes > 0 && (size_t)bytes > scratch)
 			scratch = (size_t)bytes;
 	}
+	/* Kept layer outputs leave as float32 NCHW through the scratch too. */
+	for (int i = 0; i < p->n_tensors && p->opt.keep_outputs; i++) {
+		st_shape shape = p->tensors[i].t.shape;
+		if (shape.dtype == ST_DTYPE_FLOAT16)
+			shape.dtype = ST_DTYPE_FLOAT32;
+		int64_t bytes = st_shape_bytes(&shape);
+		if (bytes > 0 && (size_t)bytes > scratch)
+			scratch = (size_t)bytes;
+	}
 	p->scratch_bytes = align_up(scratch);
 	return 0;
 }
@@ -532,6 +541,17 @@ plan_build(st_plan *p, st_diag *d)
 		p->tensors[t].pinned = true;
 		p->output_tensor[o] = t;
 	}
+	/* For inspection, every layer's outputs stay whole to the end. */
+	if (p->opt.keep_outputs) {
+		for (int s = 0; s < p->n_slots; s++) {
+			for (int k = 0; k < p->slots[s].n_outputs; k++) {
+				int t = p->slots[s].out_tensor[k];
+				if (t >= 0)
+					p->tensors[t].pinned = true;
+			}
+		}
+	}
+	p->ran = false;
 	plan_memory(p);
 	place_tensors(p);
 	if (p->weights_bound)

@@ -259,6 +259,42 @@ st_plan_get_output(const st_plan *p, int i, void *out)
 	convert_tensor(&src->t, &dst, p->scratch, &p->ctx);
 }
 
+/* The slot of layer l, or NULL when l has none in this plan. */
+static const layer_slot *
+find_slot(const st_plan *p, const st_layer *l)
+{
+	for (int s = 0; s < p->n_slots; s++) {
+		if (p->slots[s].layer == l)
+			return &p->slots[s];
+	}
+	return NULL;
+}
+
+const st_shape *
+st_plan_layer_shape(const st_plan *p, const st_layer *l, int k)
+{
+	const layer_slot *slot = find_slot(p, l);
+	if (slot == NULL || k < 0 || k >= slot->n_outputs || slot->out_tensor[k] < 0)
+		return NULL;
+	return &slot->outputs[k];
+}
+
+int
+st_plan_get_layer_output(const st_plan *p, const st_layer *l, int k, void *out)
+{
+	const layer_slot *slot = find_slot(p, l);
+	if (slot == NULL || k < 0 || k >= slot->n_outputs || slot->out_tensor[k] < 0 || !p->ran)
+		return -1;
+	const plan_tensor *src = &p->tensors[slot->out_tensor[k]];
+	if (!src->pinned)
+		return -1;
+	st_tensor dst = { .data = out, .shape = slot->outputs[k], .layout = ST_LAYOUT_NCHW };
+	if (dst.shape.dtype == ST_DTYPE_FLOAT16)
+		dst.shape.dtype = ST_DTYPE_FLOAT32;
+	convert_tensor(&src->t, &dst, p->scratch, &p->ctx);
+	return 0;
+}
+
 /* ---- running ---- */
 
 /* Applies an attached activation to a step's first output (float32). */
@@ -359,5 +395,6 @@ st_plan_run(st_plan *p, st_diag *d)
 				    ok && before[e] >= 0 && after[e] >= before[e] ? after[e] - before[e] : -1;
 		}
 	}
+	p->ran = true;
 	return 0;
 }

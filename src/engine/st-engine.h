@@ -18,6 +18,9 @@ typedef struct st_plan_options {
 	const char *backend; /* "cpu" (NULL = "cpu") */
 	/* Set from a signal handler to stop a run between layers. */
 	volatile sig_atomic_t *cancel;
+	/* Every layer's outputs stay readable after a run (st_plan_get_layer_output),
+	 * at the cost of no memory reuse between them: for inspecting layers. */
+	bool keep_outputs;
 } st_plan_options;
 
 /* What a plan step is. */
@@ -87,6 +90,14 @@ const char *st_plan_output_name(const st_plan *p, int i);
 const st_shape *st_plan_output_shape(const st_plan *p, int i);
 /* Copies output i into out (NCHW; float outputs as float32). */
 void st_plan_get_output(const st_plan *p, int i, void *out);
+/* The shape of layer l's output k in this plan (float as float32), or NULL
+ * when l is not in the plan (an output layer) or has no output k. */
+const st_shape *st_plan_layer_shape(const st_plan *p, const st_layer *l, int k);
+/* Copies layer l's output k from the last run into out (NCHW, float as
+ * float32, st_plan_layer_shape's size). Returns 0, or -1 when the plan does
+ * not keep it (compiled without keep_outputs; inputs and the network's
+ * outputs are always kept) or no run has finished since the plan changed. */
+int st_plan_get_layer_output(const st_plan *p, const st_layer *l, int k, void *out);
 
 /* ---- engine-profile.c ---- */
 

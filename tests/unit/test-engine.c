@@ -506,3 +506,47 @@ Test(engine, profile_with_software_counters)
 	st_plan_free(p);
 	st_session_free(s);
 }
+
+Test(engine, kept_layer_outputs_are_readable_after_a_run)
+{
+	st_session *s = model("add input data; set data dims 2x4x4; add triple t0; connect data t0;"
+	                      "add triple t1; connect t0 t1; add triple t2; connect t1 t2;"
+	                      "add output out; connect t2 out");
+	const st_graph *g = st_session_graph(s);
+	const st_layer *t0 = st_graph_find(g, "t0"), *t1 = st_graph_find(g, "t1"), *out = st_graph_find(g, "out");
+	/* Without keep_outputs, the arena reuses t0's memory: it is not readable. */
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1);
+	bind_random(p);
+	feed_ramp(p, st_plan_input_shape(p, 0));
+	float buf[32];
+	cr_assert_not_null(st_plan_layer_shape(p, t0, 0));
+	cr_assert_eq(st_plan_get_layer_output(p, t0, 0, buf), -1, "no run yet");
+	int64_t n;
+	free(run_and_get(p, &n));
+	cr_assert_eq(st_plan_get_layer_output(p, t0, 0, buf), -1, "not kept");
+	st_plan_free(p);
+
+	st_plan_options opt = { .format = -1, .threads = 1, .keep_outputs = true };
+	st_diag d;
+	st_diag_init(&d);
+	p = st_plan_compile(g, &opt, &d);
+	cr_assert_not_null(p);
+	bind_random(p);
+	feed_ramp(p, st_plan_input_shape(p, 0));
+	free(run_and_get(p, &n));
+	const st_shape *shape = st_plan_layer_shape(p, t1, 0);
+	cr_assert_not_null(shape);
+	cr_assert_eq(st_shape_elements(shape), 32);
+	cr_assert_eq(st_plan_get_layer_output(p, t0, 0, buf), 0);
+	for (int i = 0; i < 32; i++)
+		cr_assert_eq(buf[i], 3.0f * (float)i);
+	cr_assert_eq(st_plan_get_layer_output(p, t1, 0, buf), 0);
+	for (int i = 0; i < 32; i++)
+		cr_assert_eq(buf[i], 9.0f * (float)i);
+	/* The output layer has no slot output; an output index past the end neither. */
+	cr_assert_null(st_plan_layer_shape(p, out, 0));
+	cr_assert_eq(st_plan_get_layer_output(p, t1, 1, buf), -1);
+	st_diag_free(&d);
+	st_plan_free(p);
+	st_session_free(s);
+}
