@@ -137,4 +137,58 @@ int st_image_write_png(const char *path, const float *planes, int channels, int 
 int st_image_encode_png(const float *planes, int channels, int height, int width, char **out,
                         size_t *len, char *err, size_t err_size);
 
+/* io-grid.c: channel grids */
+
+typedef enum st_colormap {
+	ST_COLORMAP_GRAY,
+	ST_COLORMAP_VIRIDIS,
+	ST_COLORMAP_HEAT,
+	ST_COLORMAP_DIVERGING, /* blue below zero, red above; zero in the middle */
+	ST_COLORMAP_COUNT
+} st_colormap;
+const char *st_colormap_name(st_colormap m);
+/* The map called name, or -1. */
+int st_colormap_find(const char *name);
+/* The colour of t from 0 to 1 (clamped; NaN is 0), components 0 to 1. */
+void st_colormap_rgb(st_colormap m, double t, float rgb[3]);
+
+/* Statistics of n values: min, max, mean and standard deviation of the
+ * finite ones (all 0 when there are none), and how many are NaN or infinite. */
+typedef struct st_channel_stats {
+	double min, max, mean, std;
+	int64_t count, nan, inf;
+} st_channel_stats;
+void st_channel_stats_of(const float *v, int64_t n, st_channel_stats *s);
+
+/* How a tensor reads as pictures: N x C x H x W gives C pictures of H x W
+ * (further dimensions widen each row), N x C x L gives C pictures of 1 x L,
+ * N x F one picture of 1 x F. */
+void st_grid_geometry(const st_shape *shape, int64_t *channels, int64_t *height, int64_t *width);
+
+typedef struct st_grid_options {
+	int64_t first, count;   /* the channels shown: count from first (0: to the end) */
+	int columns;            /* 0: about as wide as high */
+	int scale;              /* pixels per value (zoom), 1 or more; 0 is 1 */
+	int gap;                /* pixels between pictures; -1 is 1 */
+	st_colormap colormap;
+	bool shared_range;      /* one value range for every channel shown, else each its own */
+} st_grid_options;
+
+/* A grid drawn: RGB planes of height x width floats from 0 to 1. */
+typedef struct st_grid {
+	float *planes;          /* 3 planes; free with st_grid_free */
+	int height, width;
+	int rows, columns;
+	int64_t first, count;   /* the channels drawn */
+	int cell_height, cell_width, gap;
+} st_grid;
+
+/* Draws channels of sample of data (float32, NCHW, shape) as a grid; the
+ * gaps are dark grey and NaN is magenta. Returns 0, or -1 with a message
+ * (a sample or channel out of range, a grid too large). Free with
+ * st_grid_free. */
+int st_grid_render(const float *data, const st_shape *shape, int64_t sample, const st_grid_options *opt,
+                   st_grid *out, char *err, size_t err_size);
+void st_grid_free(st_grid *g);
+
 #endif

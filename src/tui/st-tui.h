@@ -334,6 +334,22 @@ int64_t st_layout_crossings(const st_graph *g);
 /* Pairs of overlapping glyphs as placed now. */
 int64_t st_layout_overlaps(const st_graph *g);
 
+/* ---- tui-graphics.c: pictures as coloured symbols (libchafa) ---- */
+
+/* The largest cols x rows within max_cols x max_rows that shows a picture
+ * of height x width pixels undistorted (a cell is about twice as high as
+ * wide); 0 x 0 for an empty picture or area. */
+void st_picture_fit(int height, int width, int max_cols, int max_rows, int *cols, int *rows);
+/* Draws a picture (three float planes of height x width, 0 to 1) into the
+ * cols x rows cells at (x, y) as symbols with colours of the given depth
+ * (ascii: ASCII symbols only). The same picture gives the same cells. */
+void st_picture_draw(st_screen *s, int x, int y, int cols, int rows, const float *planes, int height, int width,
+                     st_color_depth depth, bool ascii);
+/* The same as text for a terminal: each row's cells with SGR colour
+ * sequences, reset at the end of the line. Caller frees. */
+char *st_picture_text(const float *planes, int height, int width, int cols, int rows, st_color_depth depth,
+                      bool ascii);
+
 /* ---- tui-search.c: sorting and searching the canvas and layout share ---- */
 
 /* qsort, which also takes an empty (even null) array. */
