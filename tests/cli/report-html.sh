@@ -5,7 +5,7 @@
 # page runs no script and fetches nothing, so any message is an error),
 # the whole page in the DOM, and a screenshot showing every report's colour.
 # Without chromium the browser part is skipped, or fails when
-# STRATA_REQUIRE_REFERENCES=1 (CI).
+# STRATA_REQUIRE_REFERENCES=1 (CI); STRATA_CHROMIUM names the browser.
 . "$top_srcdir/tests/cli/lib.sh"
 
 small="$top_srcdir/tests/data/report/small.strata-report.json"
@@ -109,11 +109,13 @@ expect 2 "$STRATA" report html
 has err "usage: strata report"
 
 # ---- in the browser ----
-browser=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$browser" ]; then
-	why="chromium is not installed (Debian package chromium; ./bootstrap installs it)"
+# STRATA_CHROMIUM names another build of Chromium or Chrome.
+browser=${STRATA_CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
+if [ ! -x "${browser:-/nonexistent}" ]; then
+	why="${browser:-chromium} is not installed (Debian package chromium; ./bootstrap installs it)"
 	if [ "${STRATA_REQUIRE_REFERENCES:-0}" = 1 ]; then
 		echo "FAIL: $why, and STRATA_REQUIRE_REFERENCES=1"
+		checks=$((checks + 1))
 		fails=$((fails + 1))
 		finish
 	fi

@@ -6,6 +6,7 @@ interlaced, as Chromium writes screenshots), with only the standard library.
 
 prints one line per colour, "#2b6cb0 1234", counting pixels within 3 of it
 in every channel (colour management may move a value by one or two)."""
+import collections
 import sys
 import zlib
 
@@ -59,8 +60,7 @@ def unfilter(kind, row, up, bpp):
         for i in range(bpp, n):
             row[i] = (row[i] + row[i - bpp]) & 0xFF
     elif kind == 2:
-        for i in range(n):
-            row[i] = (row[i] + up[i]) & 0xFF
+        row[:] = bytes((a + b) & 0xFF for a, b in zip(row, up))
     elif kind == 3:
         for i in range(n):
             left = row[i - bpp] if i >= bpp else 0
@@ -83,11 +83,9 @@ def main():
         raise SystemExit(__doc__)
     width, height, channels, rows = decode(sys.argv[1])
     # Count every distinct colour once, then match the few asked for.
-    seen = {}
+    seen = collections.Counter()
     for row in rows:
-        for x in range(0, width * channels, channels):
-            key = bytes(row[x:x + 3])
-            seen[key] = seen.get(key, 0) + 1
+        seen.update(zip(row[0::channels], row[1::channels], row[2::channels]))
     for want in sys.argv[2:]:
         rgb = bytes.fromhex(want.lstrip("#"))
         total = sum(count for key, count in seen.items()
