@@ -386,8 +386,8 @@ svg_y_axis(st_buf *out, double max, bool bytes)
 	}
 }
 
-/* A polyline of values[0..count-1], spread over the plot's width for
- * count_max points, and with area the region under it. */
+/* A line through values[0..count-1], spread over the plot's width as if
+ * there were count_max of them; with area, the region under it shaded. */
 static void
 svg_series(st_buf *out, int k, const double *values, int count, int count_max, double max, bool area)
 {
