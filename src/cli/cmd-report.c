@@ -1,4 +1,5 @@
-/* strata report: show an inference report as tables, or its layer table as CSV. */
+/* strata report: show an inference report as tables, or its layer table as
+ * CSV; html is in cmd-report-html.c. */
 #include "config.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "report-html.h"
 #include "st-report.h"
 
 /* The width of the share bar, in cells. */
@@ -902,10 +904,12 @@ int
 cli_cmd_report(const cli_args *a)
 {
 	const char *what = a->argv[0];
+	if (strcmp(what, "html") == 0)
+		return cli_cmd_report_html(a);
 	bool show = strcmp(what, "show") == 0, csv = strcmp(what, "csv") == 0, trace = strcmp(what, "trace") == 0,
 	     compare = strcmp(what, "compare") == 0;
 	if (!show && !csv && !trace && !compare) {
-		fprintf(stderr, "strata report: unknown action '%s'; use show, csv, trace or compare\n", what);
+		fprintf(stderr, "strata report: unknown action '%s'; use show, csv, trace, compare or html\n", what);
 		return EXIT_USAGE;
 	}
 	if (compare ? a->argc < 3 : a->argc != 2) {

@@ -105,16 +105,20 @@ static const cli_option export_options[] = {
 };
 
 static const cli_option report_options[] = {
-	{ "top", 0, "N", "show only the first N layers after sorting", false },
+	{ "top", 0, "N", "show only the first N layers after sorting; with html: how many of the slowest layers "
+	  "the time chart shows (default 20)", false },
 	{ "sort", 0, "COLUMN", "order layers by time, share, name, type, flops, gflops, gbs, memory, output, "
 	  "distance (ascending), stddev, bytes, cycles, instructions or cache_misses (default: execution order)",
 	  false },
 	{ "ascii", 0, NULL, "draw the share bars with '#' (also when the locale is not UTF-8)", false },
-	{ "output", 'o', "FILE", "with csv or trace: write to FILE instead of standard output", false },
-	{ "base", 0, "REPORT", "with compare: the report the others are measured against (its path or letter; "
-	  "default the first)", false },
+	{ "output", 'o', "FILE", "with csv or trace: write to FILE instead of standard output; with html: "
+	  "write the page to FILE ('-': standard output)", false },
+	{ "base", 0, "REPORT", "with compare or html: the report the others are measured against (its path or "
+	  "letter; default the first)", false },
 	{ "metric", 0, "NAME", "with compare: the per-layer figure compared: time, gflops, gbs, memory, cycles, "
 	  "instructions or cache_misses (default time)", false },
+	{ "force", 0, NULL, "with html: replace an existing file that is not an earlier page of strata report html",
+	  false },
 	{ NULL, 0, NULL, NULL, false },
 };
 
@@ -149,14 +153,19 @@ const cli_command cli_commands[] = {
 	  "from. Exits 1 when the model cannot be exported (type errors, refused placeholders) and 2 "
 	  "on bad usage or unreadable weights.",
 	  export_options, 2, 2, CLI_COMPLETE_MODEL, cli_cmd_export },
-	{ "report", "show|csv|trace REPORT, or compare A B...", "show, export or compare inference reports",
+	{ "report", "show|csv|trace REPORT, compare A B..., or html REPORT...",
+	  "show, export or compare inference reports",
 	  "Reads REPORT (a .strata-report.json file written by a profiled run, docs/report-format.md). "
 	  "'show' prints the network summary with latency percentiles and throughput, the layer table "
 	  "with each layer's time, spread, share of the total (as a bar), GFLOP/s and GB/s, the time by "
 	  "layer type and the memory of every layer. 'csv' prints the layer table as CSV. 'trace' "
 	  "writes Chrome trace-event JSON of one average inference (Perfetto, chrome://tracing). "
 	  "'compare A B...' sets reports side by side against a base: latency, and every layer matched "
-	  "by name and type with its time and the difference. Exits 2 when a report cannot be read.",
+	  "by name and type with its time and the difference. 'html REPORT...' writes one self-contained "
+	  "HTML page (tables and SVG charts, no scripts, nothing fetched; with several reports a comparison "
+	  "against the base) beside the first report, its .strata-report.json replaced by .html, or to -o "
+	  "FILE; an existing file is replaced only when it is such a page or with --force. Exits 2 when a "
+	  "report cannot be read.",
 	  report_options, 2, -1, CLI_COMPLETE_FILE, cli_cmd_report },
 	{ "new", "FILE", "create an empty model",
 	  "Writes an empty model to FILE. An existing file is kept unless --force is given.",

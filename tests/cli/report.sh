@@ -80,7 +80,7 @@ sed 's/"version": "1.0"/"version": "2.0"/' "$small" >"$tmp/newer.json"
 expect 2 "$STRATA" report csv "$tmp/newer.json"
 has err "newer.json:3:14: error: this report uses format version 2.0, written by a newer Strata; this one reads version 1"
 expect 2 "$STRATA" report list "$small"
-has err "unknown action 'list'; use show, csv, trace or compare"
+has err "unknown action 'list'; use show, csv, trace, compare or html"
 expect 2 "$STRATA" report show "$small" "$small"
 has err "show takes one report"
 
