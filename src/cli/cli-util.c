@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "st-report.h"
 
 st_registry *
 cli_registry_quiet(void)
@@ -95,4 +96,15 @@ cli_print_json(cJSON *root)
 		cJSON_free(text);
 	}
 	cJSON_Delete(root);
+}
+
+int
+cli_load_reports(const cli_args *a, int n, st_report *reports)
+{
+	st_diag d;
+	st_diag_init(&d);
+	int rc = st_report_load_many((const char *const *)&a->argv[1], n, reports, &d) == 0 ? EXIT_OK : EXIT_USAGE;
+	st_diag_print(&d, stderr);
+	st_diag_free(&d);
+	return rc;
 }

@@ -85,6 +85,11 @@ void cli_human_count(double v, char *buf, int size);
 void cli_human_bytes(double v, char *buf, int size);
 /* Prints a cJSON tree to stdout and frees it. */
 void cli_print_json(cJSON *root);
+/* Loads the n reports a->argv[1..n] names into reports, printing why one
+ * cannot be read. Returns EXIT_OK or EXIT_USAGE; free each report with
+ * st_report_free either way. */
+typedef struct st_report st_report;
+int cli_load_reports(const cli_args *a, int n, st_report *reports);
 
 /* The subcommands (cmd-*.c). */
 int cli_cmd_check(const cli_args *a);

@@ -90,16 +90,7 @@ cli_cmd_report_html(const cli_args *a)
 	if (base < 0 || top < 0)
 		return EXIT_USAGE;
 	st_report *reports = st_xcalloc((size_t)n, sizeof *reports);
-	int rc = EXIT_OK;
-	for (int k = 0; k < n && rc == EXIT_OK; k++) {
-		st_diag d;
-		st_diag_init(&d);
-		if (st_report_load(a->argv[1 + k], &reports[k], &d) != 0) {
-			st_diag_print(&d, stderr);
-			rc = EXIT_USAGE;
-		}
-		st_diag_free(&d);
-	}
+	int rc = cli_load_reports(a, n, reports);
 	char *path = cli_value(a, "output") ? st_xstrdup(cli_value(a, "output")) : default_output(a->argv[1]);
 	bool to_stdout = strcmp(path, "-") == 0;
 	if (rc == EXIT_OK && !to_stdout && !may_replace(path, cli_flag(a, "force")))

@@ -443,13 +443,7 @@ show_metrics(const st_report *r)
 		printf("  counters    unavailable\n");
 	}
 	/* The slowest five, ties in execution order. */
-	int *order = st_xcalloc((size_t)r->n_layers, sizeof *order);
-	for (int i = 0; i < r->n_layers; i++)
-		order[i] = i;
-	sorting = r;
-	sorting_by = compare_time;
-	qsort(order, (size_t)r->n_layers, sizeof *order, compare_index);
-	sorting = NULL;
+	int *order = st_report_slowest(r);
 	int n = r->n_layers < 5 ? r->n_layers : 5;
 	printf("  slowest    ");
 	for (int k = 0; k < n; k++)
@@ -669,17 +663,6 @@ report_trace(const cli_args *a, const st_report *r)
 	return rc;
 }
 
-/* The layer of r called name with type, or NULL. */
-static const st_report_layer *
-find_layer(const st_report *r, const char *name, const char *type)
-{
-	for (int i = 0; i < r->n_layers; i++) {
-		if (strcmp(r->layers[i].name, name) == 0 && strcmp(r->layers[i].type, type) == 0)
-			return &r->layers[i];
-	}
-	return NULL;
-}
-
 /* The per-layer figures compare --metric takes; -1 reads as unavailable. */
 static const struct layer_metric {
 	const char *name, *unit;
@@ -877,10 +860,10 @@ report_compare(const cli_args *a, st_report *reports, int n)
 		print_padded(l->name, wname);
 		printf(" ");
 		print_padded(l->type, wtype);
-		const st_report_layer *bl = find_layer(b, l->name, l->type);
+		const st_report_layer *bl = st_report_find_layer(b, l->name, l->type);
 		double bv = bl != NULL ? layer_metric_value(bl, metric) : -1;
 		for (int k = 0; k < n; k++) {
-			const st_report_layer *x = find_layer(&reports[k], l->name, l->type);
+			const st_report_layer *x = st_report_find_layer(&reports[k], l->name, l->type);
 			double v = x != NULL ? layer_metric_value(x, metric) : -1;
 			if (x == NULL) {
 				printf(k == base ? " %12s" : " %12s %9s %8s", "-", "", "");
@@ -921,16 +904,7 @@ cli_cmd_report(const cli_args *a)
 	if (compare) {
 		int n = a->argc - 1;
 		st_report *reports = st_xcalloc((size_t)n, sizeof *reports);
-		int rc = EXIT_OK;
-		for (int k = 0; k < n && rc == EXIT_OK; k++) {
-			st_diag d;
-			st_diag_init(&d);
-			if (st_report_load(a->argv[1 + k], &reports[k], &d) != 0) {
-				st_diag_print(&d, stderr);
-				rc = EXIT_USAGE;
-			}
-			st_diag_free(&d);
-		}
+		int rc = cli_load_reports(a, n, reports);
 		if (rc == EXIT_OK)
 			rc = report_compare(a, reports, n);
 		for (int k = 0; k < n; k++)

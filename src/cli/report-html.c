@@ -219,43 +219,6 @@ svg_row_label(st_buf *out, double y, const char *name, const char *detail)
 	st_buf_puts(out, "</text>");
 }
 
-/* The layer of r called name with type, or NULL. */
-static const st_report_layer *
-find_layer(const st_report *r, const char *name, const char *type)
-{
-	for (int i = 0; i < r->n_layers; i++) {
-		if (strcmp(r->layers[i].name, name) == 0 && strcmp(r->layers[i].type, type) == 0)
-			return &r->layers[i];
-	}
-	return NULL;
-}
-
-static const st_report *slowest_of;
-
-/* Slowest first; ties keep execution order. */
-static int
-compare_slowest(const void *a, const void *b)
-{
-	int i = *(const int *)a, j = *(const int *)b;
-	double x = sane(slowest_of->layers[i].time.mean), y = sane(slowest_of->layers[j].time.mean);
-	if (x != y)
-		return x < y ? 1 : -1;
-	return (i > j) - (i < j);
-}
-
-/* The indices of r's layers, slowest first. Caller frees. */
-static int *
-slowest_layers(const st_report *r)
-{
-	int *order = st_xcalloc((size_t)(r->n_layers ? r->n_layers : 1), sizeof *order);
-	for (int i = 0; i < r->n_layers; i++)
-		order[i] = i;
-	slowest_of = r;
-	qsort(order, (size_t)r->n_layers, sizeof *order, compare_slowest);
-	slowest_of = NULL;
-	return order;
-}
-
 /* The base's slowest layers, each with a bar per report that has it. */
 static void
 chart_layer_times(st_buf *out, const st_report *reports, int n, int base, int top)
@@ -263,13 +226,13 @@ chart_layer_times(st_buf *out, const st_report *reports, int n, int base, int to
 	const st_report *b = &reports[base];
 	if (b->n_layers == 0)
 		return;
-	int *order = slowest_layers(b);
+	int *order = st_report_slowest(b);
 	int rows = top < b->n_layers ? top : b->n_layers;
 	double max = 0;
 	for (int row = 0; row < rows; row++) {
 		const st_report_layer *l = &b->layers[order[row]];
 		for (int k = 0; k < n; k++) {
-			const st_report_layer *x = find_layer(&reports[k], l->name, l->type);
+			const st_report_layer *x = st_report_find_layer(&reports[k], l->name, l->type);
 			if (x != NULL && sane(x->time.mean) > max)
 				max = sane(x->time.mean);
 		}
@@ -283,7 +246,7 @@ chart_layer_times(st_buf *out, const st_report *reports, int n, int base, int to
 		double y = ROW_GAP + row * row_height;
 		svg_row_label(out, y + n * BAR_HEIGHT / 2.0 + 4, l->name, l->type);
 		for (int k = 0; k < n; k++) {
-			const st_report_layer *x = find_layer(&reports[k], l->name, l->type);
+			const st_report_layer *x = st_report_find_layer(&reports[k], l->name, l->type);
 			if (x == NULL)
 				continue;
 			char text[64];
@@ -721,7 +684,7 @@ table_memory(st_buf *out, const st_report *r)
 static void
 table_slowest(st_buf *out, const st_report *r, int top)
 {
-	int *order = slowest_layers(r);
+	int *order = st_report_slowest(r);
 	int rows = top < r->n_layers ? top : r->n_layers;
 	st_buf_puts(out, "<table class=\"slowest\"><thead><tr><th>rank</th><th>#</th><th>layer</th><th>type</th>"
 	                 "<th>mean ms</th><th>share</th><th>cumulative</th></tr></thead><tbody>\n");
@@ -833,9 +796,9 @@ section_comparison(st_buf *out, const st_report *reports, int n, int base)
 			st_buf_puts(out, "</td><td>");
 			put_text(out, l->type);
 			st_buf_puts(out, "</td>");
-			const st_report_layer *bl = find_layer(b, l->name, l->type);
+			const st_report_layer *bl = st_report_find_layer(b, l->name, l->type);
 			for (int k = 0; k < n; k++) {
-				const st_report_layer *x = find_layer(&reports[k], l->name, l->type);
+				const st_report_layer *x = st_report_find_layer(&reports[k], l->name, l->type);
 				if (x == NULL)
 					st_buf_puts(out, k == base ? "<td class=\"na\">-</td>" : "<td class=\"na\">-</td><td></td><td></td>");
 				else {

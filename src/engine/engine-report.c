@@ -106,6 +106,28 @@ compare_slowest(const void *a, const void *b)
 	return (i > j) - (i < j);
 }
 
+int *
+st_report_slowest(const st_report *r)
+{
+	int *order = st_xcalloc((size_t)(r->n_layers ? r->n_layers : 1), sizeof *order);
+	for (int i = 0; i < r->n_layers; i++)
+		order[i] = i;
+	sort_report = r;
+	qsort(order, (size_t)r->n_layers, sizeof *order, compare_slowest);
+	sort_report = NULL;
+	return order;
+}
+
+const st_report_layer *
+st_report_find_layer(const st_report *r, const char *name, const char *type)
+{
+	for (int i = 0; i < r->n_layers; i++) {
+		if (strcmp(r->layers[i].name, name) == 0 && strcmp(r->layers[i].type, type) == 0)
+			return &r->layers[i];
+	}
+	return NULL;
+}
+
 /* by_type: one entry per layer type, by total time, then first appearance. */
 typedef struct type_total {
 	const char *type;
@@ -156,12 +178,7 @@ by_type_json(const st_report *r)
 static cJSON *
 slowest_json(const st_report *r)
 {
-	int *order = st_xcalloc((size_t)(r->n_layers ? r->n_layers : 1), sizeof *order);
-	for (int i = 0; i < r->n_layers; i++)
-		order[i] = i;
-	sort_report = r;
-	qsort(order, (size_t)r->n_layers, sizeof *order, compare_slowest);
-	sort_report = NULL;
+	int *order = st_report_slowest(r);
 	cJSON *a = cJSON_CreateArray();
 	for (int i = 0; i < r->n_layers && i < 10; i++)
 		cJSON_AddItemToArray(a, cJSON_CreateString(r->layers[order[i]].name ? r->layers[order[i]].name : ""));
@@ -731,6 +748,17 @@ st_report_sparkline(st_buf *out, const double *v, int n, int cells, double lo, d
 			st_buf_puts(out, blocks[level]);
 	}
 	return m;
+}
+
+int
+st_report_load_many(const char *const *paths, int n, st_report *reports, st_diag *d)
+{
+	memset(reports, 0, sizeof *reports * (size_t)(n > 0 ? n : 0));
+	for (int k = 0; k < n; k++) {
+		if (st_report_load(paths[k], &reports[k], d) != 0)
+			return -1;
+	}
+	return 0;
 }
 
 void

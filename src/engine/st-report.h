@@ -89,6 +89,16 @@ int st_report_save(const st_report *r, const char *path, char *err, size_t err_s
 int st_report_parse(const char *text, size_t len, const char *file, st_report *r, st_diag *d);
 int st_report_load(const char *path, st_report *r, st_diag *d);
 void st_report_free(st_report *r);
+/* Loads n reports into reports[0..n) (zeroed first), stopping at the first
+ * that cannot be read. Returns 0, or -1 with the reasons in d; free each
+ * with st_report_free either way. */
+int st_report_load_many(const char *const *paths, int n, st_report *reports, st_diag *d);
+
+/* The layer of r with this name and type (how reports are matched), or NULL. */
+const st_report_layer *st_report_find_layer(const st_report *r, const char *name, const char *type);
+/* r's layer indices, slowest mean time first, ties in execution order.
+ * Caller frees. */
+int *st_report_slowest(const st_report *r);
 
 /* Appends a sparkline of v[0..n) in at most cells characters: one of
  * ▁▂▃▄▅▆▇█ per cell (with ascii, one of _.-=+*#@), scaled from lo (lowest
