@@ -137,6 +137,34 @@ int st_image_write_png(const char *path, const float *planes, int channels, int 
 int st_image_encode_png(const float *planes, int channels, int height, int width, char **out,
                         size_t *len, char *err, size_t err_size);
 
+/* io-video.c: video files as inputs (FFmpeg) */
+
+typedef struct st_video st_video;
+/* Whether this build reads video (configure found FFmpeg). */
+bool st_video_available(void);
+/* Opens the first video stream of a file (AVI, MPEG, MKV, WMV, anything
+ * libavformat reads) before its first frame. NULL with a message naming
+ * path (no such file, no video stream, no decoder, frames larger than
+ * 16384 a side). Caller frees with st_video_close. */
+st_video *st_video_open(const char *path, char *err, size_t err_size);
+/* The same from memory; data must outlive the video. */
+st_video *st_video_open_memory(const void *data, size_t len, char *err, size_t err_size);
+void st_video_close(st_video *v);
+int st_video_width(const st_video *v);
+int st_video_height(const st_video *v);
+/* Frames per second, or 0 when the file does not say. */
+double st_video_fps(const st_video *v);
+/* Frames the container counts or its duration implies, or -1. */
+int64_t st_video_frame_count(const st_video *v);
+/* The index of the frame last returned, -1 before the first. */
+int64_t st_video_position(const st_video *v);
+/* Decodes the next frame as RGB into img (free with st_image_free).
+ * Returns 0, 1 at the end of the video (img untouched), -1 with a message. */
+int st_video_next(st_video *v, st_image *img, char *err, size_t err_size);
+/* Goes to frame (from 0; the nearest key frame before it, then decoding
+ * forward) and decodes it into img: 0, 1 past the end, -1 with a message. */
+int st_video_seek(st_video *v, int64_t frame, st_image *img, char *err, size_t err_size);
+
 /* io-grid.c: channel grids */
 
 typedef enum st_colormap {
