@@ -31,7 +31,7 @@ struct st_report_view {
 	int top;                   /* the first row of the table shown */
 	int chart_top;             /* the first line of the metric charts shown */
 	sort_key sort;
-	bool descending;
+	bool reversed;             /* against the column's own order: times largest first, text from A */
 	bool relative;             /* times as shares of the total */
 	bool typing;               /* the filter takes the keys */
 	st_field filter;
@@ -348,6 +348,14 @@ compare_rows(const void *pa, const void *pb)
 	return a->descending ? -c : c;
 }
 
+/* Whether the table runs from the largest value down: times read best
+ * largest first, text from A; S turns either round. */
+static bool
+descending(const st_report_view *v)
+{
+	return (v->sort == SORT_TIME) != v->reversed;
+}
+
 /* The layers the table shows, as indices into report.layers, in the order
  * shown; caller frees. */
 static int *
@@ -361,7 +369,7 @@ shown_rows(const st_report_view *v, int *count)
 		if (v->filter.text[0] && !contains_nocase(l->name, v->filter.text) &&
 		    !contains_nocase(l->type, v->filter.text))
 			continue;
-		refs[n++] = (row_ref){ l, i, v->sort, v->descending };
+		refs[n++] = (row_ref){ l, i, v->sort, descending(v) };
 	}
 	st_sort(refs, (size_t)n, sizeof *refs, compare_rows);
 	int *rows = st_xcalloc((size_t)n + 1, sizeof *rows);
@@ -882,7 +890,7 @@ draw_layer_table(st_app *app, st_screen *s, st_rect r, st_report_view *v, const 
 			continue;
 		char label[48];
 		snprintf(label, sizeof label, "%s%s%s", cols[c].label, v->sort == cols[c].key ? " " : "",
-		         v->sort == cols[c].key ? (v->descending ? down : up) : "");
+		         v->sort == cols[c].key ? (descending(v) ? down : up) : "");
 		/* Numbers are right-aligned, and so is their heading. */
 		int lw = st_text_width(label);
 		int lx = cols[c].key == SORT_TIME && lw < cols[c].w ? x + cols[c].w - lw : x;
@@ -1048,9 +1056,9 @@ draw_report(st_app *app, st_screen *s, st_rect r)
 	const st_report *rep = &v->report;
 	int used = draw_summary(app, s, r, rep, v->path);
 	char right[160];
-	snprintf(right, sizeof right, "sort %s%s %s %s %d baseline%s ", sort_names[v->sort],
-	         v->descending ? " (reversed)" : "", st_glyph_text(s, ST_G_DOT), v->relative ? "relative" : "absolute",
-	         v->n_baselines, v->n_baselines == 1 ? "" : "s");
+	snprintf(right, sizeof right, "sort %s%s %s %s %s %d baseline%s ", sort_names[v->sort],
+	         v->reversed ? " (reversed)" : "", st_glyph_text(s, ST_G_DOT), v->relative ? "relative" : "absolute",
+	         st_glyph_text(s, ST_G_DOT), v->n_baselines, v->n_baselines == 1 ? "" : "s");
 	draw_tabs(app, s, r.x, r.y + used, r.w, v->tab, N_TABS, tab_names, right);
 	used++;
 	bool filter_line = v->typing || v->filter.text[0];
@@ -1440,10 +1448,9 @@ report_key(st_app *app, const st_key *k)
 		v->tab = TAB_MEMORY;
 	} else if (strcmp(n, "sort") == 0) {
 		v->sort = (v->sort + 1) % N_SORTS;
-		/* Times read best largest first; names from A. */
-		v->descending = v->sort == SORT_TIME;
+		v->reversed = false;
 	} else if (strcmp(n, "reverse") == 0) {
-		v->descending = !v->descending;
+		v->reversed = !v->reversed;
 	} else if (strcmp(n, "relative") == 0) {
 		v->relative = !v->relative;
 	} else if (strcmp(n, "filter") == 0) {
