@@ -99,6 +99,18 @@ typedef enum st_role {
 	ST_ROLE_MENU,          /* menus, dialogs and the command line */
 	ST_ROLE_MENU_SELECTED,
 	ST_ROLE_INPUT,         /* an edit field */
+	/* Reports (tui-report.c) and the heat overlay. */
+	ST_ROLE_BAR,           /* bars and sparklines of the layer in view */
+	ST_ROLE_SERIES_1,      /* baselines and compared reports, one colour each */
+	ST_ROLE_SERIES_2,
+	ST_ROLE_SERIES_3,
+	ST_ROLE_SERIES_4,
+	ST_ROLE_SERIES_5,
+	ST_ROLE_SERIES_6,
+	ST_ROLE_HEAT_1,        /* the heat ramp, from the smallest share of time ... */
+	ST_ROLE_HEAT_2,
+	ST_ROLE_HEAT_3,
+	ST_ROLE_HEAT_4,        /* ... to the largest */
 	ST_ROLE_COUNT
 } st_role;
 
@@ -294,6 +306,15 @@ void st_glyph_rect(const st_layer *l, st_rect *r);
 int st_glyph_input_x(const st_layer *l, int i);
 int st_glyph_output_x(const st_layer *l, int o);
 
+/* The heat overlay: each named layer's share of the run time (0 to 1), as
+ * a report measured it; layers are matched by name. */
+typedef struct st_heat {
+	char **names;
+	double *shares;
+	int n;
+} st_heat;
+#define ST_HEAT_STEPS 4                /* ST_ROLE_HEAT_1 .. ST_ROLE_HEAT_4 */
+
 /* Where the canvas looks and what it shows. */
 typedef struct st_canvas {
 	int scroll_x, scroll_y;        /* model coordinates at the view's top-left */
@@ -307,7 +328,12 @@ typedef struct st_canvas {
 	const st_layer *connect_from;
 	int connect_output;            /* -1 when not connecting */
 	int terminal;                  /* terminal index the cursor is on, -1 for the glyph */
+	const st_heat *heat;           /* the heat overlay, or NULL when it is off */
 } st_canvas;
+
+/* The step of the heat ramp (0 to ST_HEAT_STEPS - 1) of a share of time,
+ * against the largest share of the table. */
+int st_heat_step(double share, double largest);
 
 /* Draws the graph into area of s. */
 void st_canvas_draw(st_screen *s, st_rect area, const st_graph *g, const st_canvas *c,

@@ -29,6 +29,9 @@ const st_app_command_desc st_app_commands[] = {
 	{ "docs", "[TYPE]", "the documentation of a layer type" },
 	{ "plugins", "", "the loaded plugins (collections)" },
 	{ "keys", "", "every key binding" },
+	{ "report", "[FILE]", "an inference report: the newest of this model, or FILE" },
+	{ "compare", "FILE FILE...", "inference reports side by side, against the first" },
+	{ "heat", "", "colour the canvas by the open report's layer times, or stop" },
 };
 const int st_n_app_commands = (int)(sizeof st_app_commands / sizeof st_app_commands[0]);
 
@@ -551,6 +554,22 @@ editor_command(st_app *app, int argc, char **argv, int *rc)
 	} else if (strcmp(c, "plugins") == 0) {
 		app->overlay = ST_OVERLAY_PLUGINS;
 		app->plugins_row = 0;
+	} else if (strcmp(c, "report") == 0) {
+		if (argc > 2) {
+			st_app_message(app, ST_SEVERITY_ERROR, "report takes one file at most (compare takes several)");
+			*rc = -1;
+		} else {
+			*rc = st_report_open(app, argc > 1 ? argv[1] : NULL);
+		}
+	} else if (strcmp(c, "compare") == 0) {
+		if (argc < 3) {
+			st_app_message(app, ST_SEVERITY_ERROR, "compare takes two reports or more: compare FILE FILE...");
+			*rc = -1;
+		} else {
+			*rc = st_compare_open(app, argc - 1, argv + 1);
+		}
+	} else if (strcmp(c, "heat") == 0) {
+		*rc = st_heat_toggle(app);
 	} else if (strcmp(c, "keys") == 0 || strcmp(c, "help") == 0) {
 		if (strcmp(c, "help") == 0 && argc > 1)
 			return false; /* the session's help COMMAND */
@@ -854,6 +873,7 @@ st_app_free(st_app *app)
 	for (int i = 0; i < app->n_queued; i++)
 		free(app->queued[i].question);
 	st_app_pick_close(app);
+	st_views_free(app);
 	st_session_free(app->session);
 	st_registry_free(app->registry);
 	st_theme_free(app->theme);

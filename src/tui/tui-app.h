@@ -37,6 +37,18 @@ typedef struct st_field {
 	int n_history, history_at;
 } st_field;
 
+/* What fills the screen between the title and the hint line: the panels
+ * of the editor, or a view of its own (tui-report.c). */
+typedef enum st_view {
+	ST_VIEW_EDIT,
+	ST_VIEW_REPORT,      /* one inference report (:report) */
+	ST_VIEW_COMPARE      /* reports side by side (:compare) */
+} st_view;
+
+/* The views' own state, private to their files. */
+typedef struct st_report_view st_report_view;
+typedef struct st_compare_view st_compare_view;
+
 typedef struct st_app st_app;
 
 /* The editor's own ':' commands, beside the session's st_commands (for
@@ -130,6 +142,12 @@ struct st_app {
 	int drag_x, drag_y;
 	st_canvas_hit drag_hit;
 
+	/* Views other than editing (tui-report.c). */
+	st_view view;
+	st_report_view *report;    /* the open report, kept while editing for :heat; or NULL */
+	st_compare_view *compare;  /* the open comparison, or NULL */
+	st_heat heat;              /* the heat table; canvas.heat points here while it shows */
+
 	/* The status line: the last message and how it ended. */
 	char status[320];
 	st_severity status_severity;
@@ -212,6 +230,30 @@ void st_overlay_draw(st_app *app, st_screen *s);
 bool st_overlay_key(st_app *app, const st_key *k);
 /* Alt and a menu's initial (<M-f>) opens that menu; false for other keys. */
 bool st_menu_mnemonic(st_app *app, const st_key *k);
+
+/* ---- tui-report.c: the report and comparison views, and the heat overlay ---- */
+
+struct st_report;
+/* :report [FILE]: opens FILE, or the newest report of the model in the
+ * state folder, in the report view. Failures go to the status line with
+ * file:line:column, and the editor stays as it was. Returns 0 or -1. */
+int st_report_open(st_app *app, const char *path);
+/* Shows report r (read from path, which may be NULL) in the report view;
+ * the app takes r's contents and frees them with st_report_free. */
+void st_report_take(st_app *app, struct st_report *r, const char *path);
+/* :compare FILE FILE...: opens the reports side by side, the first as the
+ * base. Returns 0, or -1 with a message when one cannot be read. */
+int st_compare_open(st_app *app, int n, char **paths);
+/* :heat: shows or hides the heat overlay on the canvas from the open
+ * report (the newest one is opened when there is none). Returns 0 or -1. */
+int st_heat_toggle(st_app *app);
+/* Draws the view in r and handles its keys (true when used). */
+void st_view_draw(st_app *app, st_screen *s, st_rect r);
+bool st_view_key(st_app *app, const st_key *k);
+/* The actions whose keys the hint line shows in the current view. */
+const char *const *st_view_hints(const st_app *app);
+/* Frees the views' state and the heat table (at the end). */
+void st_views_free(st_app *app);
 
 /* ---- tui-canvas-keys.c: editing on the canvas ---- */
 

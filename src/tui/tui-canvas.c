@@ -1572,6 +1572,66 @@ terminal_style(const frame *f, const st_layer *l, int n_in, int index, bool inpu
 
 enum { GLYPH_PLAIN, GLYPH_SELECTED, GLYPH_CURSOR };
 
+/* ---- the heat overlay ---- */
+
+int
+st_heat_step(double share, double largest)
+{
+	if (!(largest > 0) || !(share > 0))
+		return 0;
+	int step = (int)(share / largest * ST_HEAT_STEPS);
+	return step >= ST_HEAT_STEPS ? ST_HEAT_STEPS - 1 : step < 0 ? 0 : step;
+}
+
+/* A layer's share of time in the heat table, or -1 when the table has no
+ * layer of that name. */
+static double
+heat_share(const st_heat *h, const char *name)
+{
+	for (int i = 0; name != NULL && i < h->n; i++) {
+		if (strcmp(h->names[i], name) == 0)
+			return h->shares[i];
+	}
+	return -1;
+}
+
+static double
+heat_largest(const st_heat *h)
+{
+	double largest = 0;
+	for (int i = 0; i < h->n; i++)
+		largest = h->shares[i] > largest ? h->shares[i] : largest;
+	return largest;
+}
+
+/* The legend in the canvas's top-right corner: each step's colour, a
+ * block and the range of shares it stands for. */
+static void
+draw_heat_legend(frame *f)
+{
+	const st_heat *h = f->c->heat;
+	double largest = heat_largest(h);
+	enum { LEGEND_W = 19 };
+	if (f->area.w < LEGEND_W + 4 || f->area.h < ST_HEAT_STEPS + 4)
+		return;
+	st_rect box = { f->area.x + f->area.w - LEGEND_W - 1, f->area.y, LEGEND_W, ST_HEAT_STEPS + 2 };
+	st_style border = role_style(f, ST_ROLE_BORDER), text = role_style(f, ST_ROLE_TEXT);
+	st_screen_fill(f->s, box, " ", &text);
+	st_screen_box(f->s, box, &border, "heat", &text);
+	for (int k = ST_HEAT_STEPS - 1, y = box.y + 1; k >= 0; k--, y++) {
+		st_style st = role_style(f, (st_role)(ST_ROLE_HEAT_1 + k));
+		st_screen_text(f->s, box.x + 2, y, f->s->ascii ? "##" : "██", &st, 2);
+		char range[32];
+		if (k == ST_HEAT_STEPS - 1)
+			snprintf(range, sizeof range, "%s%.0f%% of time", f->s->ascii ? ">=" : "≥",
+			         100 * largest * k / ST_HEAT_STEPS);
+		else
+			snprintf(range, sizeof range, "%.0f-%.0f%%", 100 * largest * k / ST_HEAT_STEPS,
+			         100 * largest * (k + 1) / ST_HEAT_STEPS);
+		st_screen_text_fit(f->s, box.x + 5, y, range, &text, LEGEND_W - 6);
+	}
+}
+
 static void
 draw_glyph(frame *f, int li, int state)
 {
@@ -1583,6 +1643,20 @@ draw_glyph(frame *f, int li, int state)
 	st_style border = on_glyph(f, state == GLYPH_CURSOR     ? ST_ROLE_CURSOR
 	                              : state == GLYPH_SELECTED ? ST_ROLE_GLYPH_SELECTED
 	                                                        : ST_ROLE_GLYPH_BORDER);
+	/* With the heat overlay the border takes the ramp's colour (the cursor
+	 * keeps its own) and the share is written on the glyph, so that colour
+	 * is never the only sign of it. */
+	double share = f->c->heat != NULL ? heat_share(f->c->heat, l->name) : -1;
+	char heat_tag[16] = "";
+	st_style heat_style = border;
+	if (share >= 0) {
+		st_role ramp = (st_role)(ST_ROLE_HEAT_1 + st_heat_step(share, heat_largest(f->c->heat)));
+		heat_style = on_glyph(f, ramp);
+		if (state != GLYPH_CURSOR)
+			border = heat_style;
+		snprintf(heat_tag, sizeof heat_tag, "%.0f%%", 100 * share);
+	}
+	int tag_w = heat_tag[0] ? (int)strlen(heat_tag) + 1 : 0;
 	st_screen_fill(s, (st_rect){ x + 1, y + 1, w - 2, h - 2 }, " ", &body);
 	for (int i = 1; i < w - 1; i++) {
 		st_screen_glyph(s, x + i, y, ST_G_HLINE, &border);
@@ -1611,11 +1685,11 @@ draw_glyph(frame *f, int li, int state)
 	name.attrs |= ST_ATTR_BOLD;
 	const char *text = l->name ? l->name : "";
 	if (l->minimized) {
-		int n = st_screen_text_fit(s, x + 2, y + 1, text, &name, w - 8);
+		int n = st_screen_text_fit(s, x + 2, y + 1, text, &name, w - 8 - tag_w);
 		st_style dim = on_glyph(f, ST_ROLE_DIM);
 		st_screen_glyph(s, x + 3 + n, y + 1, ST_G_MINIMISED, &dim);
 	} else {
-		st_screen_text_fit(s, x + 2, y + 1, text, &name, w - 6);
+		st_screen_text_fit(s, x + 2, y + 1, text, &name, w - 6 - tag_w);
 		st_style type = on_glyph(f, l->type != NULL ? ST_ROLE_DIM : ST_ROLE_ERROR);
 		st_screen_text_fit(s, x + 2, y + 2, layer_type_text(l), &type, w - 4);
 		char summary[SUMMARY_PARTS * SUMMARY_PART_SIZE];
@@ -1627,6 +1701,11 @@ draw_glyph(frame *f, int li, int state)
 		st_style ms = on_glyph(f, mark == 0 ? ST_ROLE_ERROR : ST_ROLE_WARNING);
 		ms.attrs |= ST_ATTR_BOLD;
 		st_screen_glyph(s, x + w - 3, y + 1, mark == 0 ? ST_G_ERROR : ST_G_WARNING, &ms);
+	}
+	if (heat_tag[0]) {
+		heat_style.attrs |= ST_ATTR_BOLD;
+		int right = mark >= 0 ? x + w - 4 : x + w - 2;
+		st_screen_text(s, right - (int)strlen(heat_tag), y + 1, heat_tag, &heat_style, -1);
 	}
 }
 
@@ -1775,6 +1854,8 @@ st_canvas_draw(st_screen *s, st_rect area, const st_graph *g, const st_canvas *c
 		}
 	}
 	draw_minimap(&f);
+	if (c->heat != NULL)
+		draw_heat_legend(&f);
 	free(visible);
 	free(f.cells);
 	model_free(&f.m);

@@ -187,8 +187,10 @@ draw_title(st_app *app, st_screen *s)
 	         st_tensor_format_name((st_tensor_format)g->network.values[ST_NET_TENSOR_FORMAT].i));
 	st_screen_text_fit(s, 0, 0, left, bar, s->w);
 	char right[128];
-	int n = snprintf(right, sizeof right, "EDIT %s %d layer%s", st_glyph_text(s, ST_G_HLINE), g->n_layers,
-	                 g->n_layers == 1 ? "" : "s");
+	static const char *const modes[] = { [ST_VIEW_EDIT] = "EDIT", [ST_VIEW_REPORT] = "REPORT",
+		                             [ST_VIEW_COMPARE] = "COMPARE" };
+	int n = snprintf(right, sizeof right, "%s %s %d layer%s", modes[app->view], st_glyph_text(s, ST_G_HLINE),
+	                 g->n_layers, g->n_layers == 1 ? "" : "s");
 	if (g->errors > 0)
 		n += snprintf(right + n, sizeof right - (size_t)n, ", %d error%s", g->errors, g->errors == 1 ? "" : "s");
 	if (g->warnings > 0)
@@ -202,7 +204,7 @@ draw_title(st_app *app, st_screen *s)
 
 /* The hint line: the focused panel's most used keys (as the key map binds
  * them), or the last message. */
-static const char *const hint_actions[ST_PANEL_COUNT][12] = {
+static const char *const hint_actions[ST_PANEL_COUNT][13] = {
 	{ "palette.add", "palette.filter", "palette.group", "palette.docs", "global.canvas", "global.command",
 	  "global.help", "global.quit" },
 	{ "canvas.add", "canvas.connect", "canvas.edit", "canvas.delete", "canvas.rename", "global.layout",
@@ -225,9 +227,10 @@ draw_hints(st_app *app, st_screen *s)
 		st_screen_text_fit(s, 1, y, app->status, st_app_style(app, role), s->w - 2);
 		return;
 	}
+	const char *const *hints = app->view != ST_VIEW_EDIT ? st_view_hints(app) : hint_actions[app->focus];
 	int x = 1;
-	for (int h = 0; h < 12 && hint_actions[app->focus][h]; h++) {
-		const char *name = hint_actions[app->focus][h];
+	for (int h = 0; hints[h] != NULL; h++) {
+		const char *name = hints[h];
 		int a = -1;
 		for (int i = 0; i < app->keymap.n_actions && a < 0; i++) {
 			if (strcmp(app->keymap.actions[i].name, name) == 0)
@@ -272,6 +275,17 @@ st_app_draw(st_app *app)
 		return;
 	}
 	st_app_layout(app, s->w, s->h);
+	if (app->view != ST_VIEW_EDIT) {
+		/* A view takes everything between the title and the hint line. */
+		st_rect r = { 0, 1, s->w, s->h - 2 };
+		st_rect old = st_screen_set_clip(s, r);
+		st_view_draw(app, s, r);
+		st_screen_set_clip(s, old);
+		draw_title(app, s);
+		draw_hints(app, s);
+		st_overlay_draw(app, s);
+		return;
+	}
 	static const char *const titles[ST_PANEL_COUNT] = { "1 Palette", "2 Canvas", "3 Parameters",
 		                                            "4 Type check" };
 	for (int p = 0; p < ST_PANEL_COUNT; p++) {
@@ -383,6 +397,27 @@ st_app_key(st_app *app, const st_key *k)
 	app->status_set = false;
 	if (app->overlay != ST_OVERLAY_NONE) {
 		st_overlay_key(app, k);
+		return;
+	}
+	if (app->view != ST_VIEW_EDIT) {
+		/* The view first; of the editor's keys only those that make sense
+		 * away from the model (the command line, help, menus, saving). */
+		if (k->kind != ST_KEY_KEY && k->kind != ST_KEY_PASTE) {
+			st_view_key(app, k);
+			return;
+		}
+		if (st_view_key(app, k))
+			return;
+		static const char *const allowed[] = { "global.command", "global.help", "global.menu",
+			                               "global.redraw", "global.save", "global.quit", NULL };
+		int a = st_keymap_lookup(&app->keymap, k->name, "global.");
+		for (int i = 0; a >= 0 && allowed[i] != NULL; i++) {
+			if (strcmp(app->keymap.actions[a].name, allowed[i]) == 0) {
+				global_key(app, k);
+				return;
+			}
+		}
+		st_menu_mnemonic(app, k);
 		return;
 	}
 	/* A drag begun on the canvas ends there, wherever the pointer is. */

@@ -35,11 +35,15 @@ static const menu menus[] = {
 	  { { "Tensor shapes on links", "toggle shapes" },
 	    { "Background grid", "toggle grid" },
 	    { "Minimap", "toggle minimap" },
+	    { "Heat overlay (report times)", "heat" },
 	    { "Theme: dark", "theme dark" },
 	    { "Theme: light", "theme light" },
 	    { "Theme: high contrast", "theme high-contrast" },
 	    { "Theme: 16 colours", "theme 16-colour" } } },
-	{ "Tools", { { "Manage collections", "plugins" } } },
+	{ "Tools",
+	  { { "Manage collections", "plugins" },
+	    { "Open report...", "report " },
+	    { "Compare reports...", "compare " } } },
 	{ "Help", { { "Key bindings", "keys" }, { "Layer documentation", "docs" } } },
 };
 #define N_MENUS ((int)(sizeof menus / sizeof menus[0]))

@@ -39,6 +39,17 @@ const char *const st_role_names[ST_ROLE_COUNT] = {
 	[ST_ROLE_MENU] = "menu",
 	[ST_ROLE_MENU_SELECTED] = "menu_selected",
 	[ST_ROLE_INPUT] = "input",
+	[ST_ROLE_BAR] = "bar",
+	[ST_ROLE_SERIES_1] = "series_1",
+	[ST_ROLE_SERIES_2] = "series_2",
+	[ST_ROLE_SERIES_3] = "series_3",
+	[ST_ROLE_SERIES_4] = "series_4",
+	[ST_ROLE_SERIES_5] = "series_5",
+	[ST_ROLE_SERIES_6] = "series_6",
+	[ST_ROLE_HEAT_1] = "heat_1",
+	[ST_ROLE_HEAT_2] = "heat_2",
+	[ST_ROLE_HEAT_3] = "heat_3",
+	[ST_ROLE_HEAT_4] = "heat_4",
 };
 
 /* ---- the built-in theme: the same as themes/dark.theme (a test checks) ---- */
@@ -76,6 +87,17 @@ static const st_style default_roles[ST_ROLE_COUNT] = {
 	[ST_ROLE_MENU] = FGBG(0xc8ccd4, 0x2a2e37, 0),
 	[ST_ROLE_MENU_SELECTED] = FGBG(0x1d2027, 0x82aaff, ST_ATTR_BOLD),
 	[ST_ROLE_INPUT] = FGBG(0xeef0f4, 0x3a4050, 0),
+	[ST_ROLE_BAR] = FG(0x61afef, 0),
+	[ST_ROLE_SERIES_1] = FG(0xe5c07b, 0),
+	[ST_ROLE_SERIES_2] = FG(0xc678dd, 0),
+	[ST_ROLE_SERIES_3] = FG(0x98c379, 0),
+	[ST_ROLE_SERIES_4] = FG(0xe06c75, 0),
+	[ST_ROLE_SERIES_5] = FG(0x56b6c2, 0),
+	[ST_ROLE_SERIES_6] = FG(0xd19a66, 0),
+	[ST_ROLE_HEAT_1] = FG(0x61afef, 0),
+	[ST_ROLE_HEAT_2] = FG(0xe5c07b, 0),
+	[ST_ROLE_HEAT_3] = FG(0xd19a66, ST_ATTR_BOLD),
+	[ST_ROLE_HEAT_4] = FG(0xef6b73, ST_ATTR_BOLD),
 };
 
 st_theme *
