@@ -210,34 +210,16 @@ draw_bar(st_screen *s, int x, int y, int w, double fraction, const st_style *sty
 	return at;
 }
 
-/* A sparkline of n samples in at most w columns: samples are averaged in
- * buckets, and the buckets scaled between their smallest and largest. */
+/* A sparkline of n samples in at most w columns (st_report_sparkline). */
 static void
 draw_sparkline(st_screen *s, int x, int y, int w, const double *v, int n, const st_style *style)
 {
-	static const char *const blocks[] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
-	static const char *const ascii = "_.-:=+*#";
-	if (v == NULL || n <= 0 || w <= 0)
-		return;
-	int cols = n < w ? n : w;
-	double lo = 0, hi = 0;
-	double *mean = st_xcalloc((size_t)cols, sizeof *mean);
-	for (int c = 0; c < cols; c++) {
-		int a = (int)((int64_t)c * n / cols), b = (int)((int64_t)(c + 1) * n / cols);
-		double sum = 0;
-		for (int i = a; i < b; i++)
-			sum += v[i];
-		mean[c] = b > a ? sum / (b - a) : 0;
-		lo = c == 0 || mean[c] < lo ? mean[c] : lo;
-		hi = c == 0 || mean[c] > hi ? mean[c] : hi;
-	}
-	for (int c = 0; c < cols; c++) {
-		int level = hi > lo ? (int)((mean[c] - lo) / (hi - lo) * 7.999) : 3;
-		level = level < 0 ? 0 : level > 7 ? 7 : level;
-		char one[2] = { ascii[level], '\0' };
-		st_screen_text(s, x + c, y, s->ascii ? one : blocks[level], style, 1);
-	}
-	free(mean);
+	st_buf line;
+	st_buf_init(&line);
+	int cols = st_report_sparkline(&line, v, n, w, 0, 0, s->ascii);
+	if (cols > 0)
+		st_screen_text(s, x, y, line.data, style, cols);
+	st_buf_free(&line);
 }
 
 /* ---- charts: one metric, one bar per series ---- */
@@ -624,18 +606,6 @@ st_report_open(st_app *app, const char *path)
 
 /* ---- the comparison: opening and matching ---- */
 
-static const st_report_layer *
-find_layer(const st_report *r, const char *name, const char *type)
-{
-	for (int i = 0; i < r->n_layers; i++) {
-		const st_report_layer *l = &r->layers[i];
-		if (strcmp(l->name ? l->name : "", name ? name : "") == 0 &&
-		    strcmp(l->type ? l->type : "", type ? type : "") == 0)
-			return l;
-	}
-	return NULL;
-}
-
 /* Matches the layers of every report to the base's by name and type: the
  * base's layers in its order, then those only the others have. */
 static void
@@ -657,12 +627,12 @@ compare_match(st_compare_view *c)
 			/* Already matched from an earlier report. */
 			bool seen = false;
 			for (int p = 0; p < oi && !seen; p++)
-				seen = find_layer(&c->reports[order[p]], l->name, l->type) != NULL;
+				seen = st_report_find_layer(&c->reports[order[p]], l->name, l->type) != NULL;
 			if (seen)
 				continue;
 			c->match = st_xreallocarray(c->match, (size_t)(c->n_rows + 1) * (size_t)c->n, sizeof *c->match);
 			for (int j = 0; j < c->n; j++) {
-				const st_report_layer *m = find_layer(&c->reports[j], l->name, l->type);
+				const st_report_layer *m = st_report_find_layer(&c->reports[j], l->name, l->type);
 				c->match[c->n_rows * c->n + j] = m ? (int)(m - c->reports[j].layers) : -1;
 			}
 			c->n_rows++;

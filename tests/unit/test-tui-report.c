@@ -550,7 +550,7 @@ Test(tui_report, ascii_screens_get_ascii_bars_and_sparklines)
 	open_fixture(app, "small.strata-report.json");
 	take_with_samples(app);
 	char *s = frame(app);
-	assert_has(s, "__..--::==++**##");
+	assert_has(s, "__..--==++**##@@");
 	assert_has(s, "######");
 	assert_has(s, "time");
 	assert_lacks(s, "█");
