@@ -291,14 +291,25 @@ to_rgb(st_video *v, st_image *img, char *err, size_t err_size)
 		snprintf(err, err_size, "frame %lld: cannot convert its pixel format to RGB", (long long)v->position);
 		return -1;
 	}
+	/* swscale's vector code may write past the end of each row: it gets
+	 * rows of its own, aligned and padded, and they are copied out. */
+	int row = f->width * 3, stride = FFALIGN(row, 64) + 64;
+	uint8_t *staging = av_malloc((size_t)stride * (size_t)f->height + 64);
+	if (staging == NULL) {
+		snprintf(err, err_size, "out of memory for a %dx%d frame", f->width, f->height);
+		return -1;
+	}
+	uint8_t *dst[4] = { staging, NULL, NULL, NULL };
+	int strides[4] = { stride, 0, 0, 0 };
+	sws_scale(v->scale, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst, strides);
 	memset(img, 0, sizeof *img);
 	img->width = f->width;
 	img->height = f->height;
 	img->channels = 3;
-	img->pixels = st_xmalloc((size_t)f->width * (size_t)f->height * 3);
-	uint8_t *dst[4] = { img->pixels, NULL, NULL, NULL };
-	int stride[4] = { f->width * 3, 0, 0, 0 };
-	sws_scale(v->scale, (const uint8_t *const *)f->data, f->linesize, 0, f->height, dst, stride);
+	img->pixels = st_xmalloc((size_t)row * (size_t)f->height);
+	for (int y = 0; y < f->height; y++)
+		memcpy(img->pixels + (size_t)y * (size_t)row, staging + (size_t)y * (size_t)stride, (size_t)row);
+	av_free(staging);
 	return 0;
 }
 
