@@ -295,6 +295,21 @@ st_plan_get_layer_output(const st_plan *p, const st_layer *l, int k, void *out)
 	return 0;
 }
 
+const float *
+st_plan_layer_weight(const st_plan *p, const st_layer *l, const char *name, st_shape *shape)
+{
+	const layer_slot *slot = find_slot(p, l);
+	if (slot == NULL || !p->weights_bound)
+		return NULL;
+	for (int w = 0; w < slot->n_weights; w++) {
+		if (strcmp(slot->weight_desc[w].name, name) == 0 && slot->weights[w].data != NULL) {
+			*shape = slot->weights[w].shape;
+			return slot->weights[w].data;
+		}
+	}
+	return NULL;
+}
+
 /* ---- running ---- */
 
 /* Applies an attached activation to a step's first output (float32). */

@@ -98,6 +98,10 @@ const st_shape *st_plan_layer_shape(const st_plan *p, const st_layer *l, int k);
  * not keep it (compiled without keep_outputs; inputs and the network's
  * outputs are always kept) or no run has finished since the plan changed. */
 int st_plan_get_layer_output(const st_plan *p, const st_layer *l, int k, void *out);
+/* Layer l's bound weight called name (FP32 NCHW, read-only; its shape into
+ * *shape), or NULL when l has no such weight, or none bound (an optional
+ * weight without a file). Valid until the plan is freed or bound again. */
+const float *st_plan_layer_weight(const st_plan *p, const st_layer *l, const char *name, st_shape *shape);
 
 /* ---- engine-profile.c ---- */
 

@@ -550,3 +550,22 @@ Test(engine, kept_layer_outputs_are_readable_after_a_run)
 	st_plan_free(p);
 	st_session_free(s);
 }
+
+Test(engine, bound_weights_are_readable_by_name)
+{
+	st_session *s = model("add input data; set data dims 2x4x4; add convolution c; set c num_output 3;"
+	                      "set c kernel [3, 3]; connect data c; add output out; connect c out");
+	const st_graph *g = st_session_graph(s);
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1);
+	st_shape shape;
+	cr_assert_null(st_plan_layer_weight(p, st_graph_find(g, "c"), "weights", &shape), "nothing bound yet");
+	bind_random(p);
+	const float *w = st_plan_layer_weight(p, st_graph_find(g, "c"), "weights", &shape);
+	cr_assert_not_null(w);
+	cr_assert_eq(shape.rank, 4);
+	cr_assert(shape.dims[0] == 3 && shape.dims[1] == 2 && shape.dims[2] == 3 && shape.dims[3] == 3);
+	cr_assert_null(st_plan_layer_weight(p, st_graph_find(g, "c"), "gamma", &shape));
+	cr_assert_null(st_plan_layer_weight(p, st_graph_find(g, "data"), "weights", &shape));
+	st_plan_free(p);
+	st_session_free(s);
+}
