@@ -74,16 +74,7 @@ cli_human_count(double v, char *buf, int size)
 void
 cli_human_bytes(double v, char *buf, int size)
 {
-	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-	int u = 0;
-	while (v >= 1024 && u < 5) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, (size_t)size, "%.0f B", v);
-	else
-		snprintf(buf, (size_t)size, "%.*f %s", v < 10 ? 2 : v < 100 ? 1 : 0, v, units[u]);
+	st_human_bytes(v, buf, size);
 }
 
 void

@@ -82,6 +82,7 @@ st_registry *cli_registry_quiet(void);
 st_graph *cli_load_model(const st_registry *r, const char *path);
 /* Formats counts as 1.23 k / M / G (flops, params) and bytes as KiB/MiB/GiB. */
 void cli_human_count(double v, char *buf, int size);
+/* The same as st_human_bytes, by the name the subcommands use. */
 void cli_human_bytes(double v, char *buf, int size);
 /* Prints a cJSON tree to stdout and frees it. */
 void cli_print_json(cJSON *root);

@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -123,22 +122,6 @@ read_input(st_plan *plan, const st_graph *g, int i, const char *path, st_tensor 
 		t->data = NULL;
 	}
 	return rc;
-}
-
-/* Deterministic uniform [0, 1) data for an input, from a seed. */
-static void
-random_input(const st_shape *shape, uint64_t seed, st_tensor *t)
-{
-	int64_t n = st_shape_elements(shape);
-	t->shape = *shape;
-	t->shape.dtype = ST_DTYPE_FLOAT32;
-	t->layout = ST_LAYOUT_NCHW;
-	float *x = st_xmalloc(sizeof *x * (size_t)(n ? n : 1));
-	/* The same generator as random weights, shifted from +-1 to 0..1. */
-	st_weights_random(x, n, 0, seed);
-	for (int64_t k = 0; k < n; k++)
-		x[k] = 0.5f + 0.5f * x[k];
-	t->data = x;
 }
 
 static int
@@ -255,62 +238,20 @@ parse_count(const char *text, const char *what, long lo, long hi, long *out)
 	return 0;
 }
 
-/* The batch size: the first input's leading dimension (1 without inputs). */
-static int64_t
-batch_of(const st_plan *plan)
-{
-	if (st_plan_input_count(plan) == 0)
-		return 1;
-	const st_shape *s = st_plan_input_shape(plan, 0);
-	return s->rank > 0 ? s->dims[0] : 1;
-}
-
-/* A new report file in dir: DATE-TIME.strata-report.json, with -2, -3...
- * when two runs share a second. Caller frees. */
-static char *
-report_file(const char *dir, const char *stamp)
-{
-	for (int k = 1;; k++) {
-		char *p = k == 1 ? st_xasprintf("%s/%s.strata-report.json", dir, stamp)
-		                 : st_xasprintf("%s/%s-%d.strata-report.json", dir, stamp, k);
-		if (access(p, F_OK) != 0)
-			return p;
-		free(p);
-	}
-}
-
 /* The report of this run: the summary from the timed runs (times_s, in
  * run order), and when profiling the layer table from separate profiled
  * runs, so that the profiler's clock reads never enter the headline. *path
  * is the file. */
 static int
-write_report(const cli_args *a, const st_graph *g, st_plan *plan, const st_report_times *latency,
-             const double *times_s, long warmup, const char *backend, bool profile, long profile_iterations,
-             char **path)
+write_report(const cli_args *a, st_plan *plan, const st_report_times *latency, const double *times_s, long warmup,
+             const char *backend, bool profile, long profile_iterations, char **path)
 {
 	st_report r;
 	memset(&r, 0, sizeof r);
-	r.major = ST_REPORT_MAJOR;
-	r.minor = ST_REPORT_MINOR;
-	r.model = st_xstrdup(a->argv[0]);
-	r.network = st_xstrdup(g->network.values[ST_NET_NAME].s ? g->network.values[ST_NET_NAME].s : "");
-	r.network_version = st_xstrdup(g->network.values[ST_NET_VERSION].s ? g->network.values[ST_NET_VERSION].s : "");
-	r.strata_version = st_xstrdup(PACKAGE_VERSION);
 	time_t now = time(NULL);
-	struct tm tm;
-	gmtime_r(&now, &tm);
-	char date[32], stamp[32];
-	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
-	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-	r.date = st_xstrdup(date);
-	r.backend = st_xstrdup(backend);
-	struct utsname un;
-	r.device = st_xasprintf("%s, %d cores", uname(&un) == 0 ? un.machine : "unknown", st_cpu_count());
-	r.format = st_xstrdup(st_tensor_format_name(st_plan_format(plan)));
-	r.threads = st_plan_threads(plan);
+	st_report_describe_plan(&r, a->argv[0], plan, backend, now);
 	r.iterations = latency->count;
 	r.warmup = (int)warmup;
-	r.batch = batch_of(plan);
 	r.latency = *latency;
 	r.n_latency_samples = latency->count < ST_REPORT_MAX_SAMPLES ? latency->count : ST_REPORT_MAX_SAMPLES;
 	r.latency_samples = st_xmalloc(sizeof *r.latency_samples * (size_t)(r.n_latency_samples + 1));
@@ -329,35 +270,14 @@ write_report(const cli_args *a, const st_graph *g, st_plan *plan, const st_repor
 	}
 	char *dir = NULL;
 	if (rc == EXIT_OK) {
-		if (cli_value(a, "report-dir")) {
-			dir = st_xstrdup(cli_value(a, "report-dir"));
-		} else {
-			/* $XDG_STATE_HOME/strata/reports/<model's file name without .strata.json> */
-			const char *base = strrchr(a->argv[0], '/');
-			base = base ? base + 1 : a->argv[0];
-			size_t n = strlen(base);
-			if (n > 12 && strcmp(base + n - 12, ".strata.json") == 0)
-				n -= 12;
-			else if (n > 5 && strcmp(base + n - 5, ".json") == 0)
-				n -= 5;
-			char *state = st_state_dir();
-			dir = st_xasprintf("%s/reports/%.*s", state, (int)n, base);
-			free(state);
-		}
+		dir = cli_value(a, "report-dir") ? st_xstrdup(cli_value(a, "report-dir"))
+		                                 : st_report_default_dir(a->argv[0]);
 		/* A report the user asked for (a folder, a profile) that cannot be
 		 * written fails the run; the default one only warns, so that a
 		 * read-only home does not stop inference. */
 		bool asked = cli_value(a, "report-dir") != NULL || profile;
 		char err[512];
-		int failed = st_make_dirs(dir, err, sizeof err);
-		if (failed == 0) {
-			*path = report_file(dir, stamp);
-			if ((failed = st_report_save(&r, *path, err, sizeof err)) != 0) {
-				free(*path);
-				*path = NULL;
-			}
-		}
-		if (failed != 0) {
+		if (st_report_save_in(&r, dir, now, path, err, sizeof err) != 0) {
 			fprintf(stderr, "strata run: %s: %s\n", asked ? "no report" : "warning: no report", err);
 			if (asked)
 				rc = EXIT_RUNTIME;
@@ -540,7 +460,7 @@ cli_cmd_run(const cli_args *a)
 			rc = EXIT_USAGE;
 			break;
 		}
-		random_input(st_plan_input_shape(plan, i), input_seed + 1000003u * (uint64_t)(i + 1), &fed[i]);
+		st_tensor_random(st_plan_input_shape(plan, i), input_seed + 1000003u * (uint64_t)(i + 1), &fed[i]);
 	}
 	free(given);
 	for (int i = 0; i < n_inputs && rc == EXIT_OK; i++) {
@@ -626,7 +546,7 @@ cli_cmd_run(const cli_args *a)
 	bool profile = cli_flag(a, "profile") ||
 	               (g->network.values[ST_NET_PROFILING].b && !cli_flag(a, "no-profile"));
 	if (rc == EXIT_OK && done > 0 && !cli_flag(a, "no-report"))
-		rc = write_report(a, g, plan, &lat, times, warmup, backend, profile, profile_iterations, &report_path);
+		rc = write_report(a, plan, &lat, times, warmup, backend, profile, profile_iterations, &report_path);
 	if (rc == EXIT_OK && done > 0) {
 		double mean = lat.mean / 1e3, median = ms[done / 2] / 1e3;
 		if (json) {
@@ -644,7 +564,7 @@ cli_cmd_run(const cli_args *a)
 			cJSON_AddNumberToObject(root, "p90_ms", lat.p90);
 			cJSON_AddNumberToObject(root, "p95_ms", lat.p95);
 			cJSON_AddNumberToObject(root, "p99_ms", lat.p99);
-			cJSON_AddNumberToObject(root, "throughput", mean > 0 ? (double)batch_of(plan) / mean : 0);
+			cJSON_AddNumberToObject(root, "throughput", mean > 0 ? (double)st_plan_batch(plan) / mean : 0);
 			if (report_path != NULL)
 				cJSON_AddStringToObject(root, "report", report_path);
 			cJSON_AddNumberToObject(root, "arena_bytes", (double)st_plan_arena_bytes(plan));

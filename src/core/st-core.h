@@ -282,6 +282,8 @@ int st_write_file_atomic(const char *path, const char *data, size_t len,
                          char *err, size_t err_size);
 /* Seconds on a monotonic clock. */
 double st_now(void);
+/* Bytes as people read them: "512 B", "1.50 KiB", "12.3 MiB", "640 GiB". */
+void st_human_bytes(double v, char *buf, int size);
 
 /* ------------------------------------------------------------------------
  * core-value.c: shapes, dtypes and parameter values

@@ -1,12 +1,15 @@
 /* Profiling: the time of every step of a run when asked for (a clock read
  * before and after each step, nothing otherwise), and a profiled series of
  * runs turned into a report's layer table: times, FLOPs and bytes moved,
- * achieved rates, and the memory each layer allocates, frees and keeps. */
+ * achieved rates, and the memory each layer allocates, frees and keeps;
+ * the summary and the file name of a report about a run. */
 #include "config.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "engine-internal.h"
 #include "st-report.h"
@@ -286,5 +289,83 @@ st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d)
 	free(dist);
 	free(samples);
 	free(counts);
+	return 0;
+}
+
+/* ---- a report's summary and where it goes ---- */
+
+void
+st_report_describe_plan(st_report *r, const char *model, const st_plan *p, const char *backend, time_t when)
+{
+	const st_graph *g = p->graph;
+	const char *name = g->network.values[ST_NET_NAME].s, *version = g->network.values[ST_NET_VERSION].s;
+	r->major = ST_REPORT_MAJOR;
+	r->minor = ST_REPORT_MINOR;
+	r->model = st_xstrdup(model ? model : "");
+	r->network = st_xstrdup(name ? name : "");
+	r->network_version = st_xstrdup(version ? version : "");
+	r->strata_version = st_xstrdup(PACKAGE_VERSION);
+	struct tm tm;
+	gmtime_r(&when, &tm);
+	char date[32];
+	strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	r->date = st_xstrdup(date);
+	r->backend = st_xstrdup(backend ? backend : "cpu");
+	struct utsname un;
+	r->device = st_xasprintf("%s, %d cores", uname(&un) == 0 ? un.machine : "unknown", st_cpu_count());
+	r->format = st_xstrdup(st_tensor_format_name(st_plan_format(p)));
+	r->threads = st_plan_threads(p);
+	r->batch = st_plan_batch(p);
+}
+
+char *
+st_report_default_dir(const char *model)
+{
+	const char *base = "unsaved";
+	size_t n = strlen(base);
+	if (model != NULL) {
+		base = strrchr(model, '/');
+		base = base ? base + 1 : model;
+		n = strlen(base);
+		if (n > 12 && strcmp(base + n - 12, ".strata.json") == 0)
+			n -= 12;
+		else if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+			n -= 5;
+	}
+	char *state = st_state_dir();
+	char *dir = st_xasprintf("%s/reports/%.*s", state, (int)n, base);
+	free(state);
+	return dir;
+}
+
+/* A report file in dir that does not exist yet; caller frees. */
+static char *
+new_report_file(const char *dir, time_t when)
+{
+	struct tm tm;
+	gmtime_r(&when, &tm);
+	char stamp[32];
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	for (int k = 1;; k++) {
+		char *path = k == 1 ? st_xasprintf("%s/%s.strata-report.json", dir, stamp)
+		                    : st_xasprintf("%s/%s-%d.strata-report.json", dir, stamp, k);
+		if (access(path, F_OK) != 0)
+			return path;
+		free(path);
+	}
+}
+
+int
+st_report_save_in(const st_report *r, const char *dir, time_t when, char **path, char *err, size_t err_size)
+{
+	*path = NULL;
+	if (st_make_dirs(dir, err, err_size) != 0)
+		return -1;
+	*path = new_report_file(dir, when);
+	if (st_report_save(r, *path, err, err_size) != 0) {
+		free(*path);
+		*path = NULL;
+		return -1;
+	}
 	return 0;
 }

@@ -180,6 +180,31 @@ st_plan_input_shape(const st_plan *p, int i)
 	return &p->input_shapes[i];
 }
 
+int64_t
+st_plan_batch(const st_plan *p)
+{
+	if (p->n_inputs == 0)
+		return 1;
+	const st_shape *s = &p->input_shapes[0];
+	return s->rank > 0 ? s->dims[0] : 1;
+}
+
+void
+st_tensor_random(const st_shape *shape, uint64_t seed, st_tensor *t)
+{
+	int64_t n = st_shape_elements(shape);
+	memset(t, 0, sizeof *t);
+	t->shape = *shape;
+	t->shape.dtype = ST_DTYPE_FLOAT32;
+	t->layout = ST_LAYOUT_NCHW;
+	float *x = st_xmalloc(sizeof *x * (size_t)(n > 0 ? n : 1));
+	/* The same generator as random weights, shifted from +-1 to 0..1. */
+	st_weights_random(x, n, 0, seed);
+	for (int64_t k = 0; k < n; k++)
+		x[k] = 0.5f + 0.5f * x[k];
+	t->data = x;
+}
+
 int
 st_plan_set_input(st_plan *p, int i, const st_tensor *t, st_diag *d)
 {

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "st-core.h"
 
@@ -75,6 +76,12 @@ const char *st_plan_input_name(const st_plan *p, int i);
 int st_plan_input_index(const st_plan *p, const char *name);
 /* The shape (and dtype) the input takes now. */
 const st_shape *st_plan_input_shape(const st_plan *p, int i);
+/* The batch size: the first input's leading dimension (1 without inputs). */
+int64_t st_plan_batch(const st_plan *p);
+/* Deterministic uniform [0, 1) float32 data of a shape, from a seed (the
+ * random weights' generator, shifted), for inputs without data. Caller
+ * frees t->data. */
+void st_tensor_random(const st_shape *shape, uint64_t seed, st_tensor *t);
 /* Copies t (NCHW, any dtype convertible to the input's) into input i, once
  * weights are bound. A different shape re-plans for it (dynamic sizes);
  * weights stay bound. */
@@ -118,6 +125,22 @@ const double *st_plan_step_seconds(const st_plan *p);
  * layers, peak memory and profile_iterations; the caller fills the summary
  * and frees r with st_report_free. Returns st_plan_run's result. */
 int st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d);
+/* Fills the summary of a report about a run of p made at when: format
+ * version, model (the file as given), network name and version, Strata's
+ * version, date, backend, device, format, threads and batch. The strings
+ * belong to r (st_report_free frees them). */
+void st_report_describe_plan(st_report *r, const char *model, const st_plan *p, const char *backend,
+                             time_t when);
+/* Where reports of the model file go unless told otherwise:
+ * $XDG_STATE_HOME/strata/reports/<its name without .strata.json>
+ * ("unsaved" for NULL). Caller frees. */
+char *st_report_default_dir(const char *model);
+/* Saves r in dir (made when missing) under a free name for a report made
+ * at when: DATE-TIME.strata-report.json, with -2, -3... when two share a
+ * second. Returns 0 with the file in *path (caller frees), or -1 with the
+ * reason in err and *path NULL. */
+int st_report_save_in(const st_report *r, const char *dir, time_t when, char **path, char *err,
+                      size_t err_size);
 
 /* ---- engine-counters.c ---- */
 

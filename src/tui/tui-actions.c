@@ -28,6 +28,7 @@ const st_action st_actions[] = {
 	{ "global.minimap", "M", "show or hide the minimap", "toggle minimap" },
 	{ "global.docs", "<F2>", "documentation of the current layer's type", NULL },
 	{ "global.plugins", "<F3>", "loaded plugins (collections)", NULL },
+	{ "global.dashboard", "P <F5>", "the live profiling dashboard", "dashboard" },
 
 	/* The canvas. */
 	{ "canvas.left", "h <Left>", "select the layer to the left", NULL },
@@ -70,6 +71,18 @@ const st_action st_actions[] = {
 	{ "params.edit", "<Enter> e", "edit the value (Enter applies, Esc cancels)", NULL },
 	{ "params.reset", "<BS> <Del>", "return the parameter to its default", NULL },
 	{ "params.toggle", "<Space>", "flip a boolean, or step an enumeration", NULL },
+
+	/* The profiling dashboard. */
+	{ "dashboard.pause", "<Space>", "pause or resume the runs", NULL },
+	{ "dashboard.more_threads", "+ =", "one thread more (recompiles)", NULL },
+	{ "dashboard.fewer_threads", "-", "one thread less (recompiles)", NULL },
+	{ "dashboard.format", "f", "the next tensor format: fp32/fp16, NCHW/NHWC (recompiles)", NULL },
+	{ "dashboard.backend", "b", "the backends this build has", NULL },
+	{ "dashboard.sort", "o", "order the layers by execution, time or name", NULL },
+	{ "dashboard.snapshot", "s", "profile into a report, as strata run --profile writes", NULL },
+	{ "dashboard.up", "k <Up>", "scroll the layers up", NULL },
+	{ "dashboard.down", "j <Down>", "scroll the layers down", NULL },
+	{ "dashboard.back", "<Esc> q", "stop and go back to editing", NULL },
 
 	/* The type-check list. */
 	{ "check.up", "k <Up>", "previous message", NULL },

@@ -12,6 +12,7 @@
 
 #include "st-onnx.h"
 #include "tui-app.h"
+#include "tui-dashboard.h"
 
 /* The editor's own commands, beside the session's st_commands. */
 const st_app_command_desc st_app_commands[] = {
@@ -32,6 +33,7 @@ const st_app_command_desc st_app_commands[] = {
 	{ "report", "[FILE]", "an inference report: the newest of this model, or FILE" },
 	{ "compare", "FILE FILE...", "inference reports side by side, against the first" },
 	{ "heat", "", "colour the canvas by the open report's layer times, or stop" },
+	{ "dashboard", "", "live profiling: run the model continuously, per-layer times and history" },
 };
 const int st_n_app_commands = (int)(sizeof st_app_commands / sizeof st_app_commands[0]);
 
@@ -570,6 +572,8 @@ editor_command(st_app *app, int argc, char **argv, int *rc)
 		}
 	} else if (strcmp(c, "heat") == 0) {
 		*rc = st_heat_toggle(app);
+	} else if (strcmp(c, "dashboard") == 0) {
+		*rc = st_dashboard_open(app);
 	} else if (strcmp(c, "keys") == 0 || strcmp(c, "help") == 0) {
 		if (strcmp(c, "help") == 0 && argc > 1)
 			return false; /* the session's help COMMAND */
@@ -864,6 +868,7 @@ st_app_free(st_app *app)
 {
 	if (app == NULL)
 		return;
+	st_dashboard_close(app); /* its worker stops before the model goes */
 	/* A clean end: nothing to restore next time unless edits were left
 	 * unsaved, or an earlier session's are still waiting for an answer. */
 	if (app->journal != NULL)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tui-app.h"
+#include "tui-dashboard.h"
 
 /* Terminal modes the editor turns on, and off again at the end. */
 #define MOUSE_ON "\033[?1000h\033[?1002h\033[?1006h\033[?2004h"
@@ -188,7 +189,7 @@ draw_title(st_app *app, st_screen *s)
 	st_screen_text_fit(s, 0, 0, left, bar, s->w);
 	char right[128];
 	static const char *const modes[] = { [ST_VIEW_EDIT] = "EDIT", [ST_VIEW_REPORT] = "REPORT",
-		                             [ST_VIEW_COMPARE] = "COMPARE" };
+		                             [ST_VIEW_COMPARE] = "COMPARE", [ST_VIEW_DASHBOARD] = "DASHBOARD" };
 	int n = snprintf(right, sizeof right, "%s %s %d layer%s", modes[app->view], st_glyph_text(s, ST_G_HLINE),
 	                 g->n_layers, g->n_layers == 1 ? "" : "s");
 	if (g->errors > 0)
@@ -227,7 +228,9 @@ draw_hints(st_app *app, st_screen *s)
 		st_screen_text_fit(s, 1, y, app->status, st_app_style(app, role), s->w - 2);
 		return;
 	}
-	const char *const *hints = app->view != ST_VIEW_EDIT ? st_view_hints(app) : hint_actions[app->focus];
+	const char *const *hints = app->view == ST_VIEW_DASHBOARD ? st_dashboard_hints
+	                           : app->view != ST_VIEW_EDIT    ? st_view_hints(app)
+	                                                          : hint_actions[app->focus];
 	int x = 1;
 	for (int h = 0; hints[h] != NULL; h++) {
 		const char *name = hints[h];
@@ -279,7 +282,10 @@ st_app_draw(st_app *app)
 		/* A view takes everything between the title and the hint line. */
 		st_rect r = { 0, 1, s->w, s->h - 2 };
 		st_rect old = st_screen_set_clip(s, r);
-		st_view_draw(app, s, r);
+		if (app->view == ST_VIEW_DASHBOARD)
+			st_dashboard_draw(app, s, r);
+		else
+			st_view_draw(app, s, r);
 		st_screen_set_clip(s, old);
 		draw_title(app, s);
 		draw_hints(app, s);
@@ -402,11 +408,12 @@ st_app_key(st_app *app, const st_key *k)
 	if (app->view != ST_VIEW_EDIT) {
 		/* The view first; of the editor's keys only those that make sense
 		 * away from the model (the command line, help, menus, saving). */
+		bool (*view_key)(st_app *, const st_key *) = app->view == ST_VIEW_DASHBOARD ? st_dashboard_key : st_view_key;
 		if (k->kind != ST_KEY_KEY && k->kind != ST_KEY_PASTE) {
-			st_view_key(app, k);
+			view_key(app, k);
 			return;
 		}
-		if (st_view_key(app, k))
+		if (view_key(app, k))
 			return;
 		static const char *const allowed[] = { "global.command", "global.help", "global.menu",
 			                               "global.redraw", "global.save", "global.quit", NULL };
@@ -631,6 +638,9 @@ st_tui_main(const st_tui_options *opt)
 			               "%s changed on disk: :e! reloads it (dropping these edits); saving asks first",
 			               app->path);
 		}
+		/* Whatever left the dashboard's view (a key, :report), its worker stops. */
+		if (app->dashboard != NULL && app->view != ST_VIEW_DASHBOARD)
+			st_dashboard_close(app);
 		st_app_draw(app);
 		if (app->redraw_all) {
 			st_term_invalidate();
@@ -639,15 +649,20 @@ st_tui_main(const st_tui_options *opt)
 		st_term_flush(app->screen, app->theme);
 
 		/* Wait for input, a signal or libtermkey's Esc timeout. */
-		struct pollfd fds[2] = { { STDIN_FILENO, POLLIN, 0 }, { wake_pipe[0], POLLIN, 0 } };
+		/* The dashboard's worker wakes the loop with news (at most every
+		 * 250 ms); the timeout is only a backstop. */
+		int dash_fd = st_dashboard_fd(app);
+		struct pollfd fds[3] = { { STDIN_FILENO, POLLIN, 0 }, { wake_pipe[0], POLLIN, 0 }, { dash_fd, POLLIN, 0 } };
 		TermKeyKey key;
 		TermKeyResult res = termkey_getkey(tk, &key);
 		/* Idle, the model file is looked at every 2 s. */
-		int timeout = app->path != NULL ? 2000 : -1;
+		int timeout = dash_fd >= 0 ? 500 : app->path != NULL ? 2000 : -1;
 		if (res == TERMKEY_RES_AGAIN)
 			timeout = termkey_get_waittime(tk);
 		if (res == TERMKEY_RES_NONE || res == TERMKEY_RES_AGAIN) {
-			int n = poll(fds, 2, timeout);
+			int n = poll(fds, dash_fd >= 0 ? 3 : 2, timeout);
+			if (dash_fd >= 0 && (fds[2].revents & POLLIN))
+				st_dashboard_drain(app);
 			if (n < 0 && errno != EINTR) {
 				input_failed = errno;
 				break;

@@ -43,7 +43,8 @@ static const menu menus[] = {
 	{ "Tools",
 	  { { "Manage collections", "plugins" },
 	    { "Open report...", "report " },
-	    { "Compare reports...", "compare " } } },
+	    { "Compare reports...", "compare " },
+	    { "Profiling dashboard", "dashboard" } } },
 	{ "Help", { { "Key bindings", "keys" }, { "Layer documentation", "docs" } } },
 };
 #define N_MENUS ((int)(sizeof menus / sizeof menus[0]))
