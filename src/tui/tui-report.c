@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "st-engine.h"
 #include "st-report.h"
 #include "tui-app.h"
 
@@ -474,27 +475,12 @@ load_report(st_app *app, const char *path, st_report *r)
 	return rc;
 }
 
-/* The folder strata run writes the model's reports to:
- * $XDG_STATE_HOME/strata/reports/<file name without .strata.json>, or NULL
- * for a model without a file. Caller frees. */
+/* The folder strata run writes the model's reports to, or NULL for a
+ * model without a file. Caller frees. */
 static char *
 reports_dir(const st_app *app)
 {
-	if (app->path == NULL)
-		return NULL;
-	const char *base = strrchr(app->path, '/');
-	base = base ? base + 1 : app->path;
-	size_t n = strlen(base);
-	if (n > 12 && strcmp(base + n - 12, ".strata.json") == 0)
-		n -= 12;
-	else if (n > 5 && strcmp(base + n - 5, ".json") == 0)
-		n -= 5;
-	char *state = st_state_dir();
-	if (state == NULL)
-		return NULL;
-	char *dir = st_xasprintf("%s/reports/%.*s", state, (int)n, base);
-	free(state);
-	return dir;
+	return app->path != NULL ? st_report_default_dir(app->path) : NULL;
 }
 
 #define REPORT_SUFFIX ".strata-report.json"
