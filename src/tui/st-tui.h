@@ -378,6 +378,9 @@ char *st_picture_text(const float *planes, int height, int width, int cols, int 
 
 /* ---- tui-search.c: sorting and searching the canvas and layout share ---- */
 
+/* Moves *top, the first row a list of total rows shows in visible rows, so
+ * that row is in view and no empty rows follow the last (never below 0). */
+void st_scroll_keep(int *top, int row, int visible, int total);
 /* qsort, which also takes an empty (even null) array. */
 void st_sort(void *base, size_t n, size_t size, int (*compare)(const void *, const void *));
 int st_compare_int(const void *a, const void *b);

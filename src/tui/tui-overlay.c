@@ -500,10 +500,7 @@ draw_pick(st_app *app, st_screen *s)
 	if (rows < 1)
 		rows = 1;
 	/* The highlighted item stays in view. */
-	if (app->pick_row < app->pick_top)
-		app->pick_top = app->pick_row;
-	if (app->pick_row >= app->pick_top + rows)
-		app->pick_top = app->pick_row - rows + 1;
+	st_scroll_keep(&app->pick_top, app->pick_row, rows, app->n_pick_items);
 	st_rect r = centred(s, w, rows + 2);
 	window(app, s, r, app->pick_title);
 	for (int i = 0; i < rows && app->pick_top + i < app->n_pick_items; i++) {

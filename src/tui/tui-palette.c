@@ -156,10 +156,8 @@ st_palette_draw(st_app *app, st_screen *s, st_rect r, bool focused)
 	if (app->palette.row >= n)
 		app->palette.row = n > 0 ? n - 1 : 0;
 	int height = r.y + r.h - y;
-	if (app->palette.row < app->palette.top)
-		app->palette.top = app->palette.row;
-	if (height > 0 && app->palette.row >= app->palette.top + height)
-		app->palette.top = app->palette.row - height + 1;
+	if (height > 0)
+		st_scroll_keep(&app->palette.top, app->palette.row, height, n);
 	for (int i = app->palette.top; i < n && y < r.y + r.h; i++, y++) {
 		bool here = i == app->palette.row;
 		const st_style *style = here && focused ? st_app_style(app, ST_ROLE_SELECTED)

@@ -861,14 +861,8 @@ draw_layer_table(st_app *app, st_screen *s, st_rect r, st_report_view *v, const 
 	int at = -1;
 	for (int i = 0; i < n; i++)
 		at = rows[i] == v->selected ? i : at;
-	if (at >= 0 && at < v->top)
-		v->top = at;
-	if (at >= v->top + body)
-		v->top = at - body + 1;
-	if (v->top > n - body)
-		v->top = n - body;
-	if (v->top < 0)
-		v->top = 0;
+	/* The selection stays in view (where the filter shows it). */
+	st_scroll_keep(&v->top, at >= 0 ? at : v->top, body, n);
 	double largest = 0;
 	for (int i = 0; i < rep->n_layers; i++)
 		largest = rep->layers[i].share > largest ? rep->layers[i].share : largest;
@@ -938,12 +932,8 @@ draw_memory_table(st_app *app, st_screen *s, st_rect r, st_report_view *v, const
 	int at = -1;
 	for (int i = 0; i < n; i++)
 		at = rows[i] == v->selected ? i : at;
-	if (at >= 0 && at < v->top)
-		v->top = at;
-	if (at >= v->top + body)
-		v->top = at - body + 1;
-	if (v->top < 0)
-		v->top = 0;
+	/* The selection stays in view (where the filter shows it). */
+	st_scroll_keep(&v->top, at >= 0 ? at : v->top, body, n);
 	for (int k = 0; k < body && v->top + k < n; k++) {
 		int i = rows[v->top + k], y = r.y + 1 + k;
 		const st_report_layer *l = &rep->layers[i];
@@ -1170,12 +1160,7 @@ draw_compare_table(st_app *app, st_screen *s, st_rect r, st_compare_view *c)
 	int at = 0;
 	for (int i = 0; i < c->n_rows; i++)
 		at = rows[i] == c->selected ? i : at;
-	if (at < c->top)
-		c->top = at;
-	if (at >= c->top + body)
-		c->top = at - body + 1;
-	if (c->top < 0)
-		c->top = 0;
+	st_scroll_keep(&c->top, at, body, c->n_rows);
 	for (int k = 0; k < body && c->top + k < c->n_rows; k++) {
 		int row = rows[c->top + k], y = r.y + 1 + k;
 		const st_report_layer *l = row_layer(c, row), *base = match_layer(c, row, c->base);

@@ -77,3 +77,18 @@ st_fenwick_prefix(const int *tree, int i)
 		s += tree[i];
 	return s;
 }
+
+void
+st_scroll_keep(int *top, int row, int visible, int total)
+{
+	if (visible < 1)
+		visible = 1;
+	if (row < *top)
+		*top = row;
+	if (row >= *top + visible)
+		*top = row - visible + 1;
+	if (*top > total - visible)
+		*top = total - visible;
+	if (*top < 0)
+		*top = 0;
+}
