@@ -11,27 +11,17 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "tui-app.h"
+#include "tui-helpers.h"
 
 /* ---- an application over a copy of an example, in a private home ---- */
 
 /* The folder of the running test: home, config, state and the model. */
 static char *test_dir;
 
-/* HOME, XDG_CONFIG_HOME and XDG_STATE_HOME in a fresh folder, so that no
- * user's config, keys or journal take part. */
 static void
 private_home(void)
 {
-	test_dir = test_temp_dir("tui-app");
-	static const char *const vars[][2] = {
-		{ "HOME", "home" }, { "XDG_CONFIG_HOME", "config" }, { "XDG_STATE_HOME", "state" }
-	};
-	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-		char *dir = st_xasprintf("%s/%s", test_dir, vars[i][1]);
-		setenv(vars[i][0], dir, 1);
-		free(dir);
-	}
+	test_dir = tui_test_home("tui-app");
 }
 
 /* The model file of the test: a copy of examples/EXAMPLE, or none yet when
@@ -96,38 +86,6 @@ close_app(st_app *app)
 
 /* ---- keys and screens ---- */
 
-static void
-press(st_app *app, const char *name)
-{
-	st_key k = { .kind = ST_KEY_KEY };
-	snprintf(k.name, sizeof k.name, "%s", name);
-	st_app_key(app, &k);
-}
-
-/* Types text one key at a time, as a terminal would send it. */
-static void
-type_text(st_app *app, const char *text)
-{
-	for (const char *p = text; *p; p++) {
-		char name[8];
-		if (*p == ' ')
-			snprintf(name, sizeof name, "<Space>");
-		else if (*p == '<')
-			snprintf(name, sizeof name, "<lt>");
-		else
-			snprintf(name, sizeof name, "%c", *p);
-		press(app, name);
-	}
-}
-
-/* Draws a frame and returns the screen's text; caller frees. */
-static char *
-frame(st_app *app)
-{
-	st_app_draw(app);
-	return st_screen_dump(app->screen);
-}
-
 /* Text of row y of the last frame; caller frees. */
 static char *
 row(st_app *app, int y)
@@ -160,7 +118,7 @@ panel(st_app *app, st_panel p)
 static void
 assert_frame_has(st_app *app, const char *needle)
 {
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, needle);
 	free(s);
 }
@@ -168,7 +126,7 @@ assert_frame_has(st_app *app, const char *needle)
 static void
 assert_frame_lacks(st_app *app, const char *needle)
 {
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_lacks(s, needle);
 	free(s);
 }
@@ -199,10 +157,10 @@ params_go_to(st_app *app, const char *param)
 	cr_assert_not_null(l);
 	int p = st_params_find(l->type->desc->params, l->type->desc->n_params, param);
 	cr_assert(p >= 0, "%s has no parameter %s", l->name, param);
-	press(app, "3");
+	tui_press(app, "3");
 	cr_assert_eq(app->focus, ST_PANEL_PARAMS);
 	for (int i = 0; i < p; i++)
-		press(app, "j");
+		tui_press(app, "j");
 	cr_assert_eq(app->params.row, p);
 }
 
@@ -210,7 +168,7 @@ params_go_to(st_app *app, const char *param)
 static void
 assert_ascii(st_app *app, const char *what)
 {
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	for (const char *p = s; *p; p++)
 		cr_assert((unsigned char)*p < 0x80, "%s: byte 0x%02x at offset %td in:\n%s", what, (unsigned char)*p,
 		          p - s, s);
@@ -280,7 +238,7 @@ Test(tui_app, title_says_read_only_when_another_strata_has_the_model)
 	cr_assert(second->read_only);
 	cr_assert_eq(second->overlay, ST_OVERLAY_CONFIRM);
 	assert_frame_has(second, "is open in another Strata");
-	press(second, "r");
+	tui_press(second, "r");
 	cr_assert_eq(second->overlay, ST_OVERLAY_NONE);
 	st_app_draw(second);
 	char *title = row(second, 0);
@@ -300,7 +258,7 @@ Test(tui_app, title_says_read_only_when_another_strata_has_the_model)
 Test(tui_app, palette_lists_types_by_category)
 {
 	st_app *app = open_cnn(120, 40);
-	press(app, "1");
+	tui_press(app, "1");
 	cr_assert_eq(app->focus, ST_PANEL_PALETTE);
 	st_app_draw(app);
 	char *p = panel(app, ST_PANEL_PALETTE);
@@ -317,8 +275,8 @@ Test(tui_app, palette_lists_types_by_category)
 Test(tui_app, palette_filter_shows_only_matching_types)
 {
 	st_app *app = open_cnn(120, 40);
-	press(app, "1");
-	type_text(app, "pool");
+	tui_press(app, "1");
+	tui_type(app, "pool");
 	cr_assert(app->palette.typing);
 	cr_assert_str_eq(app->palette.filter.text, "pool");
 	st_app_draw(app);
@@ -330,10 +288,10 @@ Test(tui_app, palette_filter_shows_only_matching_types)
 	assert_lacks(p, "Input/Output");
 	free(p);
 	/* Nothing matches: said so. */
-	type_text(app, "zzz");
+	tui_type(app, "zzz");
 	assert_frame_has(app, "no layer type matches");
 	/* Esc drops the filter: every group is back. */
-	press(app, "<Esc>");
+	tui_press(app, "<Esc>");
 	cr_assert(!app->palette.typing);
 	st_app_draw(app);
 	p = panel(app, ST_PANEL_PALETTE);
@@ -347,16 +305,16 @@ Test(tui_app, palette_enter_adds_the_filtered_type_as_the_current_layer)
 {
 	st_app *app = open_cnn(120, 40);
 	st_graph *g = st_app_graph(app);
-	press(app, "1");
-	type_text(app, "global_poo");
-	press(app, "<Enter>");
+	tui_press(app, "1");
+	tui_type(app, "global_poo");
+	tui_press(app, "<Enter>");
 	cr_assert_eq(g->n_layers, 11);
 	st_layer *added = g->layers[10];
 	cr_assert_str_eq(added->type_name, "global_pooling");
 	cr_assert_eq(st_app_current(app), added);
 	cr_assert_eq(app->focus, ST_PANEL_CANVAS);
 	cr_assert_str_eq(app->palette.filter.text, "");
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "EDIT ─ 11 layers");
 	assert_has(s, "[+]");
 	/* The parameter form follows the new layer. */
@@ -371,15 +329,15 @@ Test(tui_app, palette_a_adds_the_highlighted_type)
 {
 	st_app *app = open_cnn(120, 40);
 	st_graph *g = st_app_graph(app);
-	press(app, "1");
+	tui_press(app, "1");
 	/* Row 0 is the first heading; the next row its first type. */
-	press(app, "j");
+	tui_press(app, "j");
 	st_app_draw(app);
 	char *p = panel(app, ST_PANEL_PALETTE);
 	char *second = strchr(p, '\n') + 1;
 	cr_assert(strncmp(second, "  input ", 8) == 0, "the second row is not input:\n%s", p);
 	free(p);
-	press(app, "a");
+	tui_press(app, "a");
 	cr_assert_eq(g->n_layers, 11);
 	cr_assert_str_eq(g->layers[10]->type_name, "input");
 	cr_assert_eq(st_app_current(app), g->layers[10]);
@@ -411,18 +369,18 @@ Test(tui_app, params_refuse_an_invalid_value_with_the_reason)
 	st_app *app = open_cnn(120, 40);
 	st_app_command(app, "find conv1");
 	params_go_to(app, "num_output");
-	press(app, "<Enter>");
+	tui_press(app, "<Enter>");
 	cr_assert(app->params.editing);
 	cr_assert_str_eq(app->params.edit.text, "16");
-	press(app, "<C-u>");
-	type_text(app, "-4");
-	press(app, "<Enter>");
+	tui_press(app, "<C-u>");
+	tui_type(app, "-4");
+	tui_press(app, "<Enter>");
 	/* Refused: the field stays open with the text, the graph as it was. */
 	cr_assert(app->params.editing);
 	cr_assert_str_eq(app->params.edit.text, "-4");
 	cr_assert_eq(int_param(app, "conv1", "num_output"), 16);
 	cr_assert(!st_session_dirty(app->session));
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	char *hints = row(app, app->screen->h - 1);
 	assert_has(hints, "num_output");
 	assert_has(hints, "-4");
@@ -430,7 +388,7 @@ Test(tui_app, params_refuse_an_invalid_value_with_the_reason)
 	assert_lacks(s, "[+]");
 	free(s);
 	/* Esc leaves the field; the value shown is still the old one. */
-	press(app, "<Esc>");
+	tui_press(app, "<Esc>");
 	cr_assert(!app->params.editing);
 	st_app_draw(app);
 	char *p = panel(app, ST_PANEL_PARAMS);
@@ -444,10 +402,10 @@ Test(tui_app, params_apply_a_valid_value_and_undo_restores_it)
 	st_app *app = open_cnn(120, 40);
 	st_app_command(app, "find conv1");
 	params_go_to(app, "num_output");
-	press(app, "e");
-	press(app, "<C-u>");
-	type_text(app, "24");
-	press(app, "<Enter>");
+	tui_press(app, "e");
+	tui_press(app, "<C-u>");
+	tui_type(app, "24");
+	tui_press(app, "<Enter>");
 	cr_assert(!app->params.editing);
 	cr_assert_eq(int_param(app, "conv1", "num_output"), 24);
 	st_app_draw(app);
@@ -458,7 +416,7 @@ Test(tui_app, params_apply_a_valid_value_and_undo_restores_it)
 	assert_frame_has(app, "24 k3 relu");
 	assert_frame_has(app, "[+]");
 	/* u from the form undoes the edit. */
-	press(app, "u");
+	tui_press(app, "u");
 	cr_assert_eq(int_param(app, "conv1", "num_output"), 16);
 	st_app_draw(app);
 	p = panel(app, ST_PANEL_PARAMS);
@@ -485,15 +443,15 @@ Test(tui_app, params_show_the_network_without_a_layer)
 	assert_has(p, "weights ");
 	free(p);
 	/* Edited from the form like a layer's parameter. */
-	press(app, "3");
+	tui_press(app, "3");
 	int at = st_params_find(st_network_params, ST_NET_COUNT, "name");
 	cr_assert(at >= 0);
 	for (int i = 0; i < at; i++)
-		press(app, "j");
-	press(app, "<Enter>");
-	press(app, "<C-u>");
-	type_text(app, "tiny");
-	press(app, "<Enter>");
+		tui_press(app, "j");
+	tui_press(app, "<Enter>");
+	tui_press(app, "<C-u>");
+	tui_type(app, "tiny");
+	tui_press(app, "<Enter>");
 	st_app_draw(app);
 	p = panel(app, ST_PANEL_PARAMS);
 	assert_has(p, "tiny");
@@ -520,10 +478,10 @@ Test(tui_app, params_show_the_common_parameters_of_a_selection)
 	free(p);
 	/* An edit of the form goes to both. */
 	params_go_to(app, "num_output");
-	press(app, "<Enter>");
+	tui_press(app, "<Enter>");
 	cr_assert_str_eq(app->params.edit.text, "");
-	type_text(app, "8");
-	press(app, "<Enter>");
+	tui_type(app, "8");
+	tui_press(app, "<Enter>");
 	cr_assert_eq(int_param(app, "conv1", "num_output"), 8);
 	cr_assert_eq(int_param(app, "conv2", "num_output"), 8);
 	st_app_draw(app);
@@ -549,9 +507,9 @@ Test(tui_app, check_list_shows_errors_and_enter_selects_the_layer)
 	assert_has(p, "✖ conv1");
 	assert_has(p, "mandatory inputs are not connected");
 	free(p);
-	press(app, "4");
+	tui_press(app, "4");
 	cr_assert_eq(app->focus, ST_PANEL_CHECK);
-	press(app, "<Enter>");
+	tui_press(app, "<Enter>");
 	cr_assert_eq(st_app_current(app), layer(app, "conv1"));
 	cr_assert_eq(app->focus, ST_PANEL_CANVAS);
 	st_app_draw(app);
@@ -566,15 +524,15 @@ Test(tui_app, check_list_shows_errors_and_enter_selects_the_layer)
 Test(tui_app, help_lists_bindings_and_esc_closes_it)
 {
 	st_app *app = open_cnn(120, 40);
-	press(app, "?");
+	tui_press(app, "?");
 	cr_assert_eq(app->overlay, ST_OVERLAY_HELP);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "Key bindings");
 	assert_has(s, "<C-s>");
 	assert_has(s, "save the model");
 	assert_has(s, "canvas");
 	free(s);
-	press(app, "<Esc>");
+	tui_press(app, "<Esc>");
 	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
 	assert_frame_lacks(app, "Key bindings");
 	close_app(app);
@@ -584,24 +542,24 @@ Test(tui_app, command_line_set_changes_the_glyph)
 {
 	st_app *app = open_cnn(120, 40);
 	assert_frame_has(app, "16 k3 relu");
-	press(app, ":");
+	tui_press(app, ":");
 	cr_assert_eq(app->overlay, ST_OVERLAY_COMMAND);
-	type_text(app, "set conv1 num_output 20");
+	tui_type(app, "set conv1 num_output 20");
 	st_app_draw(app);
 	char *bottom = row(app, app->screen->h - 1);
 	assert_has(bottom, ":set conv1 num_output 20");
 	free(bottom);
-	press(app, "<Enter>");
+	tui_press(app, "<Enter>");
 	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
 	cr_assert_eq(int_param(app, "conv1", "num_output"), 20);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "20 k3 relu");
 	assert_lacks(s, "16 k3 relu");
 	free(s);
 	/* :undo through the command line. */
-	press(app, ":");
-	type_text(app, "undo");
-	press(app, "<Enter>");
+	tui_press(app, ":");
+	tui_type(app, "undo");
+	tui_press(app, "<Enter>");
 	cr_assert_eq(int_param(app, "conv1", "num_output"), 16);
 	assert_frame_has(app, "16 k3 relu");
 	close_app(app);
@@ -628,25 +586,25 @@ Test(tui_app, command_line_reports_an_unknown_command)
 Test(tui_app, command_line_tab_completes_commands_and_layers)
 {
 	st_app *app = open_cnn(120, 40);
-	press(app, ":");
-	type_text(app, "dupl");
-	press(app, "<Tab>");
+	tui_press(app, ":");
+	tui_type(app, "dupl");
+	tui_press(app, "<Tab>");
 	cr_assert_str_eq(app->command.text, "duplicate ");
 	/* Several layers match: the common part, and the choices above the line. */
-	type_text(app, "co");
-	press(app, "<Tab>");
+	tui_type(app, "co");
+	tui_press(app, "<Tab>");
 	cr_assert_str_eq(app->command.text, "duplicate conv");
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	char *choices = row(app, app->screen->h - 2), *line = row(app, app->screen->h - 1);
 	assert_has(choices, "conv1  conv2");
 	assert_has(line, ":duplicate conv");
 	free(choices);
 	free(line);
 	free(s);
-	type_text(app, "2");
-	press(app, "<Tab>");
+	tui_type(app, "2");
+	tui_press(app, "<Tab>");
 	cr_assert_str_eq(app->command.text, "duplicate conv2 ");
-	press(app, "<Enter>");
+	tui_press(app, "<Enter>");
 	cr_assert_eq(st_app_graph(app)->n_layers, 11);
 	close_app(app);
 }
@@ -655,22 +613,22 @@ Test(tui_app, quit_with_unsaved_changes_asks_first)
 {
 	st_app *app = open_cnn(120, 40);
 	st_app_command(app, "set conv1 num_output 20");
-	press(app, "q");
+	tui_press(app, "q");
 	cr_assert(!app->quit);
 	cr_assert_eq(app->overlay, ST_OVERLAY_CONFIRM);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "Save the changes before quitting?");
 	assert_has(s, "y save and quit");
 	assert_has(s, "n quit without saving");
 	assert_has(s, "c cancel");
 	free(s);
 	/* Esc is the last choice: cancel. */
-	press(app, "<Esc>");
+	tui_press(app, "<Esc>");
 	cr_assert(!app->quit);
 	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
 	assert_frame_lacks(app, "Save the changes");
-	press(app, "q");
-	press(app, "n");
+	tui_press(app, "q");
+	tui_press(app, "n");
 	cr_assert(app->quit);
 	close_app(app);
 }
@@ -678,7 +636,7 @@ Test(tui_app, quit_with_unsaved_changes_asks_first)
 Test(tui_app, quit_without_changes_does_not_ask)
 {
 	st_app *app = open_cnn(120, 40);
-	press(app, "q");
+	tui_press(app, "q");
 	cr_assert(app->quit);
 	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
 	close_app(app);
@@ -693,33 +651,33 @@ every_view(st_app *app, void (*check)(st_app *app, const char *what))
 	check(app, "canvas");
 	st_app_command(app, "disconnect conv1");
 	check(app, "canvas with an error");
-	press(app, "1");
+	tui_press(app, "1");
 	check(app, "palette");
-	type_text(app, "conv");
+	tui_type(app, "conv");
 	check(app, "palette filtered");
-	press(app, "<Esc>");
+	tui_press(app, "<Esc>");
 	st_app_command(app, "find conv1");
-	press(app, "3");
+	tui_press(app, "3");
 	check(app, "parameters");
-	press(app, "<Enter>");
+	tui_press(app, "<Enter>");
 	check(app, "parameter editing");
-	press(app, "<Esc>");
-	press(app, "4");
+	tui_press(app, "<Esc>");
+	tui_press(app, "4");
 	check(app, "type check");
-	press(app, "?");
+	tui_press(app, "?");
 	check(app, "help");
-	press(app, "<Esc>");
-	press(app, "<F10>");
+	tui_press(app, "<Esc>");
+	tui_press(app, "<F10>");
 	check(app, "menu");
-	press(app, "<Esc>");
-	press(app, ":");
-	type_text(app, "find c");
-	press(app, "<Tab>");
+	tui_press(app, "<Esc>");
+	tui_press(app, ":");
+	tui_type(app, "find c");
+	tui_press(app, "<Tab>");
 	check(app, "command line");
-	press(app, "<Esc>");
-	press(app, "q");
+	tui_press(app, "<Esc>");
+	tui_press(app, "q");
 	check(app, "quit question");
-	press(app, "c");
+	tui_press(app, "c");
 	st_app_focus_layer(app, NULL);
 	check(app, "network");
 }
@@ -727,7 +685,7 @@ every_view(st_app *app, void (*check)(st_app *app, const char *what))
 static void
 draws_whole_frame(st_app *app, const char *what)
 {
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	char *title = row(app, 0);
 	cr_assert(strstr(title, "strata") != NULL || app->overlay == ST_OVERLAY_MENU, "%s: no title:\n%s", what, s);
 	free(title);
@@ -740,10 +698,10 @@ Test(tui_app, everything_draws_at_80x24)
 	st_app *app = open_cnn(80, 24);
 	every_view(app, draws_whole_frame);
 	/* At this width the palette only shows while it has the focus. */
-	press(app, "2");
+	tui_press(app, "2");
 	st_app_draw(app);
 	cr_assert_eq(app->panel_rect[ST_PANEL_PALETTE].w, 0);
-	press(app, "1");
+	tui_press(app, "1");
 	st_app_draw(app);
 	cr_assert_gt(app->panel_rect[ST_PANEL_PALETTE].w, 0);
 	close_app(app);
@@ -752,13 +710,13 @@ Test(tui_app, everything_draws_at_80x24)
 Test(tui_app, a_small_terminal_says_the_size_needed)
 {
 	st_app *app = open_cnn(50, 12);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "The terminal is 50x12; Strata needs 60x16.");
 	assert_has(s, "Enlarge it, or press q to quit.");
 	free(s);
 	/* Big enough again: the editor is back. */
 	st_screen_resize(app->screen, 60, 16);
-	s = frame(app);
+	s = tui_frame(app);
 	assert_lacks(s, "The terminal is");
 	assert_has(s, "strata");
 	assert_has(s, "2 Canvas");
@@ -788,25 +746,25 @@ Test(tui_app, space_picks_several_layers_as_the_cursor_moves)
 {
 	st_app *app = open_cnn(120, 40);
 	st_app_command(app, "find conv1");
-	press(app, "2");
-	press(app, "<Space>");
+	tui_press(app, "2");
+	tui_press(app, "<Space>");
 	cr_assert_eq(app->canvas.n_selected, 1, "the first Space keeps the layer selected");
-	press(app, "j");
-	press(app, "j");
+	tui_press(app, "j");
+	tui_press(app, "j");
 	cr_assert_eq(app->canvas.n_selected, 1, "moving keeps the selection while picking");
 	cr_assert_str_eq(st_app_current(app)->name, "conv2");
-	press(app, "<Space>");
+	tui_press(app, "<Space>");
 	cr_assert_eq(app->canvas.n_selected, 2);
 	st_app_draw(app);
 	char *p = panel(app, ST_PANEL_PARAMS);
 	assert_has(p, "2 convolution layers");
 	free(p);
 	/* Space again takes the cursor's layer out; Esc ends picking. */
-	press(app, "<Space>");
+	tui_press(app, "<Space>");
 	cr_assert_eq(app->canvas.n_selected, 1);
-	press(app, "<Esc>");
+	tui_press(app, "<Esc>");
 	cr_assert_eq(app->canvas.n_selected, 0);
-	press(app, "k");
+	tui_press(app, "k");
 	cr_assert_eq(app->canvas.n_selected, 1, "after Esc the selection follows the cursor again");
 	cr_assert_str_eq(app->canvas.selected[0]->name, st_app_current(app)->name);
 	close_app(app);
@@ -815,16 +773,16 @@ Test(tui_app, space_picks_several_layers_as_the_cursor_moves)
 Test(tui_app, f2_in_the_palette_opens_the_highlighted_types_page)
 {
 	st_app *app = open_cnn(120, 40);
-	press(app, "1");
-	type_text(app, "global");
-	press(app, "<F2>");
+	tui_press(app, "1");
+	tui_type(app, "global");
+	tui_press(app, "<F2>");
 	cr_assert_eq(app->overlay, ST_OVERLAY_DOCS);
 	assert_frame_has(app, "global_pooling");
-	press(app, "<Esc>");
+	tui_press(app, "<Esc>");
 	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
-	press(app, "<Esc>"); /* the filter */
+	tui_press(app, "<Esc>"); /* the filter */
 	/* ? stays the help screen everywhere but in a text field. */
-	press(app, "?");
+	tui_press(app, "?");
 	cr_assert_eq(app->overlay, ST_OVERLAY_HELP);
 	close_app(app);
 }
@@ -849,7 +807,7 @@ Test(tui_app, a_model_changed_on_disk_is_noticed_and_reloaded)
 	/* Saving asks; cancelling leaves their file alone. */
 	cr_assert_eq(st_app_command(app, "w"), 0);
 	cr_assert_eq(app->overlay, ST_OVERLAY_CONFIRM);
-	press(app, "c");
+	tui_press(app, "c");
 	text = st_read_file(model, &len);
 	assert_has(text, "\"num_output\": 40");
 	free(text);
@@ -890,40 +848,40 @@ Test(tui_app, enumerations_and_the_activation_are_picked_from_a_list)
 	st_app *app = open_cnn(120, 40);
 	st_app_command(app, "find conv1");
 	params_go_to(app, "padding");
-	press(app, "<Enter>");
+	tui_press(app, "<Enter>");
 	cr_assert_eq(app->overlay, ST_OVERLAY_PICK);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "padding (Enter chooses, Esc keeps it)");
 	assert_has(s, "same_lower");
 	assert_has(s, "valid");
 	free(s);
 	cr_assert_str_eq(app->pick_items[app->pick_row], "same", "the list opens on the current value");
 	/* Esc keeps the value; a letter jumps, Enter chooses. */
-	press(app, "<Esc>");
+	tui_press(app, "<Esc>");
 	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
-	press(app, "<Enter>");
-	press(app, "v");
-	press(app, "<Enter>");
+	tui_press(app, "<Enter>");
+	tui_press(app, "v");
+	tui_press(app, "<Enter>");
 	cr_assert_eq(app->overlay, ST_OVERLAY_NONE);
 	char *v = param_text(app, "conv1", "padding");
 	cr_assert_str_eq(v, "valid");
 	free(v);
-	press(app, "u");
+	tui_press(app, "u");
 	v = param_text(app, "conv1", "padding");
 	cr_assert_str_eq(v, "same");
 	free(v);
 	/* The activation: none and every loaded one. */
-	press(app, "2");
+	tui_press(app, "2");
 	st_app_command(app, "find conv1");
-	press(app, "3");
+	tui_press(app, "3");
 	for (int i = 0; i < 30; i++)
-		press(app, "j"); /* to the last row: relu has no coefficients */
-	press(app, "<Enter>");
+		tui_press(app, "j"); /* to the last row: relu has no coefficients */
+	tui_press(app, "<Enter>");
 	cr_assert_eq(app->overlay, ST_OVERLAY_PICK, "the last row is the activation");
 	cr_assert_str_eq(app->pick_items[0], "none");
 	cr_assert_str_eq(app->pick_items[app->pick_row], "relu");
-	press(app, "<Home>");
-	press(app, "<Enter>");
+	tui_press(app, "<Home>");
+	tui_press(app, "<Enter>");
 	cr_assert_null(layer(app, "conv1")->act.type_name, "none takes the activation away");
 	close_app(app);
 }
@@ -940,22 +898,22 @@ Test(tui_app, a_link_being_made_from_a_layer_that_goes_away_is_dropped)
 	cr_assert_eq(st_app_command(app, "add identity b"), 0);
 	cr_assert_eq(st_app_command(app, "add identity c"), 0);
 	st_app_command(app, "find c");
-	press(app, "c");
+	tui_press(app, "c");
 	cr_assert_not_null(app->canvas.connect_from);
-	press(app, "u"); /* undoes the add of c, the source */
+	tui_press(app, "u"); /* undoes the add of c, the source */
 	cr_assert_null(app->canvas.connect_from);
 	cr_assert_eq(app->canvas.connect_output, -1);
 	/* A new edit frees c; nothing may read it after. */
-	press(app, "J");
-	press(app, "<Tab>");
-	press(app, "<Enter>");
+	tui_press(app, "J");
+	tui_press(app, "<Tab>");
+	tui_press(app, "<Enter>");
 	close_app(app);
 }
 
 Test(tui_app, folding_a_palette_group_leaves_the_others_as_they_were)
 {
 	st_app *app = open_cnn(120, 60);
-	press(app, "1");
+	tui_press(app, "1");
 	/* Fold Shape, then Input/Output above it: Shape stays folded. */
 	st_app_draw(app);
 	for (int i = 0; i < 40; i++) {
@@ -969,14 +927,14 @@ Test(tui_app, folding_a_palette_group_leaves_the_others_as_they_were)
 		free(p);
 		if (on_shape)
 			break;
-		press(app, "j");
+		tui_press(app, "j");
 		st_app_draw(app);
 	}
-	press(app, "<Enter>");
-	press(app, "<Home>");
+	tui_press(app, "<Enter>");
+	tui_press(app, "<Home>");
 	for (int i = 0; i < 40; i++)
-		press(app, "k");
-	press(app, "<Enter>");
+		tui_press(app, "k");
+	tui_press(app, "<Enter>");
 	st_app_draw(app);
 	char *p = panel(app, ST_PANEL_PALETTE);
 	assert_has(p, "▸ Input/Output");
@@ -1022,7 +980,7 @@ Test(tui_app, save_and_quit_over_a_changed_file_quits_once_overwritten)
 	st_app_command(app, "wq");
 	cr_assert_eq(app->overlay, ST_OVERLAY_CONFIRM);
 	cr_assert(!app->quit);
-	press(app, "o");
+	tui_press(app, "o");
 	cr_assert(app->quit, "overwriting after :wq quits");
 	size_t len;
 	char *saved = st_read_file(model, &len);
@@ -1051,7 +1009,7 @@ Test(tui_app, the_restore_question_left_unanswered_keeps_the_edits)
 		app = app_on(model, 120, 40);
 		cr_assert_eq(app->overlay, ST_OVERLAY_CONFIRM);
 		if (round == 0) {
-			press(app, "<Esc>");
+			tui_press(app, "<Esc>");
 			cr_assert(app->quit);
 		}
 		st_app_free(app);
@@ -1061,7 +1019,7 @@ Test(tui_app, the_restore_question_left_unanswered_keeps_the_edits)
 		free(pending);
 	}
 	app = app_on(model, 120, 40);
-	press(app, "r");
+	tui_press(app, "r");
 	cr_assert_eq(int_param(app, "conv1", "num_output"), 12);
 	free(model);
 	close_app(app);

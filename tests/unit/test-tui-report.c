@@ -9,23 +9,14 @@
 
 #include "helpers.h"
 #include "st-report.h"
-#include "tui-app.h"
+#include "tui-helpers.h"
 
 static char *test_dir;
 
-/* HOME, XDG_CONFIG_HOME and XDG_STATE_HOME in a fresh folder. */
 static void
 private_home(void)
 {
-	test_dir = test_temp_dir("tui-report");
-	static const char *const vars[][2] = {
-		{ "HOME", "home" }, { "XDG_CONFIG_HOME", "config" }, { "XDG_STATE_HOME", "state" }
-	};
-	for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-		char *dir = st_xasprintf("%s/%s", test_dir, vars[i][1]);
-		setenv(vars[i][0], dir, 1);
-		free(dir);
-	}
+	test_dir = tui_test_home("tui-report");
 }
 
 /* A file of tests/data/report; caller frees. */
@@ -80,44 +71,13 @@ close_app(st_app *app)
 	test_dir = NULL;
 }
 
-static void
-press(st_app *app, const char *name)
-{
-	st_key k = { .kind = ST_KEY_KEY };
-	snprintf(k.name, sizeof k.name, "%s", name);
-	st_app_key(app, &k);
-}
-
-static void
-type_text(st_app *app, const char *text)
-{
-	for (const char *p = text; *p; p++) {
-		char name[8];
-		if (*p == ' ')
-			snprintf(name, sizeof name, "<Space>");
-		else if (*p == '<')
-			snprintf(name, sizeof name, "<lt>");
-		else
-			snprintf(name, sizeof name, "%c", *p);
-		press(app, name);
-	}
-}
-
 /* Runs a ':' command as typed. */
 static void
 command(st_app *app, const char *line)
 {
-	press(app, ":");
-	type_text(app, line);
-	press(app, "<Enter>");
-}
-
-/* Draws a frame and returns the screen's text; caller frees. */
-static char *
-frame(st_app *app)
-{
-	st_app_draw(app);
-	return st_screen_dump(app->screen);
+	tui_press(app, ":");
+	tui_type(app, line);
+	tui_press(app, "<Enter>");
 }
 
 #define assert_has(text, needle)                                                                  \
@@ -213,7 +173,7 @@ Test(tui_report, report_file_opens_in_the_report_view)
 {
 	st_app *app = open_app(120, 34);
 	open_fixture(app, "small.strata-report.json");
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "REPORT");
 	assert_has(s, "small_cnn 1.2");
 	assert_has(s, "latency 2.125 ms");
@@ -225,7 +185,7 @@ Test(tui_report, report_file_opens_in_the_report_view)
 	assert_has(s, "1x16x28x28");
 	assert_has(s, "0.800 ms");
 	/* The view's keys are on the hint line (once the message is gone). */
-	press(app, "<C-l>");
+	tui_press(app, "<C-l>");
 	st_app_draw(app);
 	char *hints = st_screen_row_text(app->screen, 0, app->screen->h - 1, app->screen->w);
 	assert_has(hints, "s sort");
@@ -234,10 +194,10 @@ Test(tui_report, report_file_opens_in_the_report_view)
 	free(hints);
 	free(s);
 	/* q goes back to editing, without quitting. */
-	press(app, "q");
+	tui_press(app, "q");
 	cr_assert_eq(app->view, ST_VIEW_EDIT);
 	cr_assert(!app->quit);
-	s = frame(app);
+	s = tui_frame(app);
 	assert_has(s, "EDIT");
 	assert_has(s, "2 Canvas");
 	free(s);
@@ -255,7 +215,7 @@ Test(tui_report, without_a_file_the_newest_report_of_the_model_opens)
 	copy_file(older, a);
 	command(app, "report");
 	cr_assert_eq(app->view, ST_VIEW_REPORT, "%s", app->status);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	/* -2 is the second run of that second: the newer one. */
 	assert_has(s, "cnn_classifier");
 	assert_has(s, "20261130-040000-2.strata-report.json");
@@ -290,13 +250,13 @@ Test(tui_report, a_bad_report_names_file_and_line_and_the_editor_stays_usable)
 	char *where = st_xasprintf("bad.strata-report.json:13:");
 	cr_assert_not_null(strstr(app->status, where), "%s", app->status);
 	cr_assert_not_null(strstr(app->status, "threads"), "%s", app->status);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "bad.strata-report.json:13:");
 	free(s);
 	/* Editing goes on: a command still runs. */
 	command(app, "add identity spare");
 	cr_assert_not_null(st_graph_find(st_app_graph(app), "spare"), "%s", app->status);
-	s = frame(app);
+	s = tui_frame(app);
 	assert_has(s, "EDIT");
 	assert_has(s, "11 layers");
 	free(s);
@@ -318,24 +278,24 @@ Test(tui_report, sorting_by_a_column_changes_the_row_order)
 	open_fixture(app, "small.strata-report.json");
 	static const char *const run_order[] = { "conv1", "relu1", "pool1", "flatten", "fc,\"head\"" };
 	assert_order(app, run_order, 5);
-	press(app, "s"); /* time, largest first */
+	tui_press(app, "s"); /* time, largest first */
 	static const char *const by_time[] = { "conv1", "pool1", "fc,\"head\"", "relu1", "flatten" };
 	assert_order(app, by_time, 5);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "time ▼");
 	assert_has(s, "sort time");
 	free(s);
-	press(app, "S"); /* reversed */
+	tui_press(app, "S"); /* reversed */
 	static const char *const by_time_up[] = { "flatten", "relu1", "fc,\"head\"", "pool1", "conv1" };
 	assert_order(app, by_time_up, 5);
-	press(app, "s"); /* name */
+	tui_press(app, "s"); /* name */
 	static const char *const by_name[] = { "conv1", "fc,\"head\"", "flatten", "pool1", "relu1" };
 	assert_order(app, by_name, 5);
-	press(app, "s"); /* type */
+	tui_press(app, "s"); /* type */
 	static const char *const by_type[] = { "conv1", "fc,\"head\"", "flatten", "pool1", "relu1" };
 	assert_order(app, by_type, 5); /* conv2d dense flatten max_pool2d relu */
-	press(app, "s"); /* output */
-	press(app, "s"); /* back to the order of the run */
+	tui_press(app, "s"); /* output */
+	tui_press(app, "s"); /* back to the order of the run */
 	assert_order(app, run_order, 5);
 	close_app(app);
 }
@@ -344,19 +304,19 @@ Test(tui_report, times_switch_between_absolute_and_relative)
 {
 	st_app *app = open_app(120, 34);
 	open_fixture(app, "small.strata-report.json");
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "0.800 ms");
 	assert_lacks(s, "40.0%");
 	free(s);
-	press(app, "r");
-	s = frame(app);
+	tui_press(app, "r");
+	s = tui_frame(app);
 	assert_has(s, "40.0%");
 	assert_has(s, "15.0%");
 	assert_has(s, "share");
 	assert_lacks(s, "0.800 ms");
 	free(s);
-	press(app, "%");
-	s = frame(app);
+	tui_press(app, "%");
+	s = tui_frame(app);
 	assert_has(s, "0.800 ms");
 	free(s);
 	close_app(app);
@@ -366,38 +326,38 @@ Test(tui_report, typing_after_slash_filters_the_layers)
 {
 	st_app *app = open_app(120, 34);
 	open_fixture(app, "small.strata-report.json");
-	press(app, "/");
-	type_text(app, "pool");
-	char *s = frame(app);
+	tui_press(app, "/");
+	tui_type(app, "pool");
+	char *s = tui_frame(app);
 	assert_has(s, "pool1");
 	assert_lacks(s, "relu1");
 	cr_assert_eq(layer_row(app, "conv1"), -1);
 	free(s);
 	/* Enter keeps the filter; the keys are the view's again. */
-	press(app, "<Enter>");
-	press(app, "r");
-	s = frame(app);
+	tui_press(app, "<Enter>");
+	tui_press(app, "r");
+	s = tui_frame(app);
 	assert_has(s, "30.0%");
 	assert_lacks(s, "relu1");
 	assert_has(s, "/pool");
 	free(s);
 	/* A type matches too; Esc while typing drops the filter. */
-	press(app, "/");
-	press(app, "<C-u>");
-	type_text(app, "RELU");
-	s = frame(app);
+	tui_press(app, "/");
+	tui_press(app, "<C-u>");
+	tui_type(app, "RELU");
+	s = tui_frame(app);
 	assert_has(s, "relu1");
 	assert_lacks(s, "pool1");
 	free(s);
-	press(app, "<Esc>");
-	s = frame(app);
+	tui_press(app, "<Esc>");
+	s = tui_frame(app);
 	assert_has(s, "pool1");
 	assert_has(s, "relu1");
 	free(s);
 	/* A filter nothing matches says so. */
-	press(app, "/");
-	type_text(app, "zzz");
-	s = frame(app);
+	tui_press(app, "/");
+	tui_type(app, "zzz");
+	s = tui_frame(app);
 	assert_has(s, "No layer matches the filter.");
 	free(s);
 	close_app(app);
@@ -409,13 +369,13 @@ Test(tui_report, baselines_are_added_drawn_beside_the_layer_and_cleared)
 {
 	st_app *app = open_app(120, 34);
 	open_fixture(app, "small.strata-report.json");
-	press(app, "j"); /* relu1 */
-	press(app, "b");
+	tui_press(app, "j"); /* relu1 */
+	tui_press(app, "b");
 	cr_assert_not_null(strstr(app->status, "baseline 1: relu1"), "%s", app->status);
-	press(app, "j"); /* pool1 */
-	press(app, "b");
+	tui_press(app, "j"); /* pool1 */
+	tui_press(app, "b");
 	cr_assert_not_null(strstr(app->status, "baseline 2: pool1"), "%s", app->status);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "2 baselines");
 	free(s);
 	/* The table marks them with their number, in their colour. */
@@ -429,9 +389,9 @@ Test(tui_report, baselines_are_added_drawn_beside_the_layer_and_cleared)
 	cr_assert_str_eq(tag->ch, "2");
 	cr_assert_eq(tag->style.fg, st_app_style(app, ST_ROLE_SERIES_2)->fg);
 	/* The metrics of the selected layer (conv1), with both baselines. */
-	press(app, "g");
-	press(app, "2");
-	s = frame(app);
+	tui_press(app, "g");
+	tui_press(app, "2");
+	s = tui_frame(app);
 	assert_has(s, "conv1 · conv2d · 1x16x28x28");
 	assert_has(s, "1 relu1");
 	assert_has(s, "2 pool1");
@@ -455,16 +415,16 @@ Test(tui_report, baselines_are_added_drawn_beside_the_layer_and_cleared)
 	cr_assert_eq(tag->style.fg, st_app_style(app, ST_ROLE_SERIES_1)->fg);
 	cr_assert_eq(st_screen_at(app->screen, 3, y)->style.fg, st_app_style(app, ST_ROLE_SERIES_1)->fg);
 	/* B clears them. */
-	press(app, "B");
-	s = frame(app);
+	tui_press(app, "B");
+	s = tui_frame(app);
 	assert_has(s, "0 baselines");
 	assert_lacks(s, "1 relu1");
 	assert_has(s, "b marks baselines");
 	free(s);
 	/* b on a baseline unmarks it. */
-	press(app, "1");
-	press(app, "b");
-	press(app, "b");
+	tui_press(app, "1");
+	tui_press(app, "b");
+	tui_press(app, "b");
 	cr_assert_not_null(strstr(app->status, "no longer a baseline"), "%s", app->status);
 	close_app(app);
 }
@@ -473,9 +433,9 @@ Test(tui_report, counters_that_were_not_measured_read_unavailable)
 {
 	st_app *app = open_app(120, 60);
 	open_fixture(app, "small.strata-report.json");
-	press(app, "G"); /* fc,"head": no counters */
-	press(app, "2");
-	char *s = frame(app);
+	tui_press(app, "G"); /* fc,"head": no counters */
+	tui_press(app, "2");
+	char *s = tui_frame(app);
 	assert_has(s, "cycles");
 	assert_has(s, "unavailable");
 	free(s);
@@ -486,8 +446,8 @@ Test(tui_report, the_memory_tab_lists_each_layers_memory)
 {
 	st_app *app = open_app(120, 34);
 	open_fixture(app, "small.strata-report.json");
-	press(app, "3");
-	char *s = frame(app);
+	tui_press(app, "3");
+	char *s = tui_frame(app);
 	assert_has(s, "allocated");
 	assert_has(s, "persistent");
 	assert_has(s, "49.0 KiB"); /* conv1 allocates 50176 bytes */
@@ -495,8 +455,8 @@ Test(tui_report, the_memory_tab_lists_each_layers_memory)
 	assert_has(s, "peak 1.0 MiB after conv1");
 	free(s);
 	/* Tab steps through the tabs and back round. */
-	press(app, "<Tab>");
-	s = frame(app);
+	tui_press(app, "<Tab>");
+	s = tui_frame(app);
 	assert_has(s, "1x16x28x28");
 	free(s);
 	close_app(app);
@@ -530,12 +490,12 @@ Test(tui_report, samples_draw_sparklines_and_none_without_them)
 {
 	st_app *app = open_app(120, 34);
 	open_fixture(app, "small.strata-report.json");
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_lacks(s, "per run");
 	assert_lacks(s, "▁");
 	free(s);
 	take_with_samples(app);
-	s = frame(app);
+	s = tui_frame(app);
 	assert_has(s, "per run");
 	assert_has(s, "▁▁▂▂▃▃▄▄▅▅▆▆▇▇██");
 	assert_has(s, "█▇▆▅▄▃▂▁"); /* the latency, falling */
@@ -549,7 +509,7 @@ Test(tui_report, ascii_screens_get_ascii_bars_and_sparklines)
 	app->screen->ascii = true;
 	open_fixture(app, "small.strata-report.json");
 	take_with_samples(app);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "__..--==++**##@@");
 	assert_has(s, "######");
 	assert_has(s, "time");
@@ -557,8 +517,8 @@ Test(tui_report, ascii_screens_get_ascii_bars_and_sparklines)
 	assert_lacks(s, "▁");
 	assert_lacks(s, "·");
 	free(s);
-	press(app, "s");
-	s = frame(app);
+	tui_press(app, "s");
+	s = tui_frame(app);
 	assert_has(s, "time v");
 	free(s);
 	close_app(app);
@@ -573,7 +533,7 @@ Test(tui_report, compare_shows_differences_against_the_base)
 	char *line = st_xasprintf("compare %s %s", a, b);
 	command(app, line);
 	cr_assert_eq(app->view, ST_VIEW_COMPARE, "%s", app->status);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "COMPARE");
 	/* The summaries: average time, and the difference of the second. */
 	assert_has(s, "1 small.strata-report.json");
@@ -590,29 +550,29 @@ Test(tui_report, compare_shows_differences_against_the_base)
 	cr_assert_eq(cell_of(app, "2 other.strata-report.json")->style.fg, st_app_style(app, ST_ROLE_SERIES_2)->fg);
 	cr_assert_eq(cell_of(app, "1 small.strata-report.json")->style.fg, st_app_style(app, ST_ROLE_SERIES_1)->fg);
 	/* Sorted by difference: the largest change first. */
-	press(app, "s");
+	tui_press(app, "s");
 	static const char *const by_diff[] = { "conv1", "relu1" };
 	assert_order(app, by_diff, 2);
 	/* The metrics side by side. */
-	press(app, "2");
-	s = frame(app);
+	tui_press(app, "2");
+	s = tui_frame(app);
 	assert_has(s, "time mean");
 	assert_has(s, "0.800 ms");
 	assert_has(s, "0.600 ms");
 	free(s);
 	/* Another base from the list: the arithmetic turns round. */
-	press(app, "1");
-	press(app, "b");
+	tui_press(app, "1");
+	tui_press(app, "b");
 	cr_assert_eq(app->overlay, ST_OVERLAY_PICK);
-	press(app, "j");
-	press(app, "<Enter>");
+	tui_press(app, "j");
+	tui_press(app, "<Enter>");
 	cr_assert_eq(app->compare != NULL, true);
-	s = frame(app);
+	s = tui_frame(app);
 	assert_has(s, "0.800 +0.200 +33.3%");
 	assert_has(s, "average 2.125 ms · +0.425 ms (+25.0%)");
 	assert_has(s, "base 2");
 	free(s);
-	press(app, "<Esc>");
+	tui_press(app, "<Esc>");
 	cr_assert_eq(app->view, ST_VIEW_EDIT);
 	free(line);
 	free(a);
@@ -648,13 +608,13 @@ Test(tui_report, c_in_the_report_view_compares_with_a_report_of_its_folder)
 	copy_file(fb, b);
 	command(app, "report");
 	cr_assert_eq(app->view, ST_VIEW_REPORT, "%s", app->status);
-	press(app, "c");
+	tui_press(app, "c");
 	cr_assert_eq(app->overlay, ST_OVERLAY_PICK);
 	cr_assert_eq(app->n_pick_items, 1);
 	cr_assert_str_eq(app->pick_items[0], "20261130-040000.strata-report.json");
-	press(app, "<Enter>");
+	tui_press(app, "<Enter>");
 	cr_assert_eq(app->view, ST_VIEW_COMPARE, "%s", app->status);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	/* The open report is the base: the older one differs from it. */
 	assert_has(s, "1 20261130-050000.strata-report.json");
 	assert_has(s, "0.800 +0.200 +33.3%");
@@ -695,7 +655,7 @@ assert_glyph_heat(st_app *app, const char *name, const char *share, st_role role
 Test(tui_report, heat_colours_the_canvas_by_share_of_time_with_a_legend)
 {
 	st_app *app = open_app(120, 40);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_lacks(s, "heat");
 	free(s);
 	/* :heat without a report opens the newest, and stays on the canvas. */
@@ -706,7 +666,7 @@ Test(tui_report, heat_colours_the_canvas_by_share_of_time_with_a_legend)
 	cr_assert_eq(app->view, ST_VIEW_EDIT);
 	cr_assert_not_null(app->canvas.heat);
 	cr_assert_not_null(strstr(app->status, "8 of 10 layers"), "%s", app->status);
-	s = frame(app);
+	s = tui_frame(app);
 	assert_has(s, "heat");
 	assert_has(s, "≥34% of time"); /* the top step: 3/4 of the largest share, 45% */
 	assert_has(s, "0-11%");
@@ -723,7 +683,7 @@ Test(tui_report, heat_colours_the_canvas_by_share_of_time_with_a_legend)
 	/* Again: off. */
 	command(app, "heat");
 	cr_assert_null(app->canvas.heat);
-	s = frame(app);
+	s = tui_frame(app);
 	assert_lacks(s, "of time");
 	free(s);
 	free(src);
@@ -736,10 +696,10 @@ Test(tui_report, heat_in_ascii_keeps_its_text)
 	st_app *app = open_app(120, 40);
 	app->screen->ascii = true;
 	open_fixture(app, "cnn.strata-report.json");
-	press(app, "H");
+	tui_press(app, "H");
 	cr_assert_eq(app->view, ST_VIEW_EDIT);
 	cr_assert_not_null(app->canvas.heat);
-	char *s = frame(app);
+	char *s = tui_frame(app);
 	assert_has(s, "## >=34% of time");
 	assert_has(s, "45%");
 	assert_has(s, "30%");
@@ -763,23 +723,23 @@ Test(tui_report, heat_needs_a_report)
 Test(tui_report, menus_command_line_and_help_work_in_the_view)
 {
 	st_app *app = open_app(120, 34);
-	press(app, "<F10>");
-	press(app, "t");
-	char *s = frame(app);
+	tui_press(app, "<F10>");
+	tui_press(app, "t");
+	char *s = tui_frame(app);
 	assert_has(s, "Open report...");
 	assert_has(s, "Compare reports...");
 	free(s);
-	press(app, "<Esc>");
-	press(app, "<F10>");
-	press(app, "v");
-	s = frame(app);
+	tui_press(app, "<Esc>");
+	tui_press(app, "<F10>");
+	tui_press(app, "v");
+	s = tui_frame(app);
 	assert_has(s, "Heat overlay");
 	free(s);
-	press(app, "<Esc>");
+	tui_press(app, "<Esc>");
 	open_fixture(app, "small.strata-report.json");
-	press(app, "?");
+	tui_press(app, "?");
 	cr_assert_eq(app->overlay, ST_OVERLAY_HELP);
-	press(app, "<Esc>");
+	tui_press(app, "<Esc>");
 	cr_assert_eq(app->view, ST_VIEW_REPORT);
 	/* ':' works, and a command from it acts. */
 	command(app, "toggle grid");
@@ -787,8 +747,8 @@ Test(tui_report, menus_command_line_and_help_work_in_the_view)
 	cr_assert(app->canvas.show_grid);
 	/* Keys of the editor do not reach the model from here. */
 	int n = st_app_graph(app)->n_layers;
-	press(app, "d");
-	press(app, "u");
+	tui_press(app, "d");
+	tui_press(app, "u");
 	cr_assert_eq(st_app_graph(app)->n_layers, n);
 	cr_assert(!st_session_dirty(app->session));
 	close_app(app);
@@ -801,22 +761,22 @@ Test(tui_report, the_view_fits_small_and_narrow_screens)
 		st_app *app = open_app(sizes[i][0], sizes[i][1]);
 		open_fixture(app, "small.strata-report.json");
 		take_with_samples(app);
-		press(app, "b");
+		tui_press(app, "b");
 		for (int tab = 0; tab < 3; tab++) {
-			char *s = frame(app);
+			char *s = tui_frame(app);
 			assert_has(s, "1 Layers");
 			free(s);
-			press(app, "<Tab>");
+			tui_press(app, "<Tab>");
 		}
 		char *a = fixture("small.strata-report.json"), *b = fixture("other.strata-report.json");
 		char *line = st_xasprintf("compare %s %s %s", a, b, a);
 		command(app, line);
 		cr_assert_eq(app->view, ST_VIEW_COMPARE, "%s", app->status);
-		char *s = frame(app);
+		char *s = tui_frame(app);
 		assert_has(s, "3 small.strata-report.json");
 		free(s);
-		press(app, "<Tab>");
-		s = frame(app);
+		tui_press(app, "<Tab>");
+		s = tui_frame(app);
 		free(s);
 		free(line);
 		free(a);

@@ -1,0 +1,19 @@
+/* Helpers for the editor's unit tests: a private home, keys pressed and
+ * typed, and frames drawn into the screen model, all without a terminal. */
+#ifndef TUI_HELPERS_H
+#define TUI_HELPERS_H
+
+#include "tui-app.h"
+
+/* HOME, XDG_CONFIG_HOME and XDG_STATE_HOME in a fresh folder (what names
+ * it), so that no user's config, keys, journal or reports take part.
+ * Returns the folder; caller frees (and removes it with test_remove_dir). */
+char *tui_test_home(const char *what);
+/* One key by its name ("a", "<Enter>", "<C-s>"). */
+void tui_press(st_app *app, const char *name);
+/* Text one key at a time, as a terminal sends it. */
+void tui_type(st_app *app, const char *text);
+/* Draws a frame and returns the screen's text; caller frees. */
+char *tui_frame(st_app *app);
+
+#endif
