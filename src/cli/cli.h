@@ -2,9 +2,11 @@
 #ifndef CLI_H
 #define CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 
 #include "st-core.h"
+#include "st-engine.h"
 
 /* Exit codes, the same for every subcommand. */
 enum {
@@ -92,6 +94,29 @@ void cli_print_json(cJSON *root);
 typedef struct st_report st_report;
 int cli_load_reports(const cli_args *a, int n, st_report *reports);
 
+/* cli-plan.c: a model ready to run, from the options run and inspect share. */
+typedef struct cli_plan {
+	st_registry *registry;
+	st_graph *graph;
+	st_plan *plan;
+	st_tensor *fed; /* the inputs as given, one per input layer */
+	int n_fed;
+} cli_plan;
+/* Loads and checks a->argv[0], compiles it (with every layer's output
+ * kept when keep_outputs; cancel stops a run between layers), binds its
+ * weights and sets its inputs, printing each problem as "strata CMD: ...".
+ * Returns EXIT_OK, or the exit status to end with. Free cp with
+ * cli_plan_free either way. */
+int cli_plan_prepare(const cli_args *a, const char *cmd, bool keep_outputs, volatile sig_atomic_t *cancel,
+                     cli_plan *cp);
+void cli_plan_free(cli_plan *cp);
+/* Splits "name=path" (the name only when it is an identifier): *name is
+ * NULL or the caller's to free, *path points into arg. */
+void cli_split_binding(const char *arg, char **name, const char **path);
+bool cli_has_suffix(const char *s, const char *suffix);
+/* A whole number from lo to hi, or -1 after a message naming the option. */
+int cli_parse_count(const char *cmd, const char *text, const char *what, long lo, long hi, long *out);
+
 /* The subcommands (cmd-*.c). */
 int cli_cmd_check(const cli_args *a);
 int cli_cmd_info(const cli_args *a);
@@ -99,6 +124,7 @@ int cli_cmd_layers(const cli_args *a);
 int cli_cmd_plugins(const cli_args *a);
 int cli_cmd_new(const cli_args *a);
 int cli_cmd_run(const cli_args *a);
+int cli_cmd_inspect(const cli_args *a);
 int cli_cmd_import(const cli_args *a);
 int cli_cmd_export(const cli_args *a);
 int cli_cmd_edit(const cli_args *a);

@@ -26,104 +26,6 @@ on_interrupt(int sig)
 	interrupted = 1;
 }
 
-/* Splits "name=path" (name optional when unambiguous). */
-static void
-split_binding(const char *arg, char **name, const char **path)
-{
-	const char *eq = strchr(arg, '=');
-	/* A path may hold '=' too: only a valid identifier before it is a name. */
-	if (eq != NULL) {
-		char *n = st_xstrndup(arg, (size_t)(eq - arg));
-		if (st_is_identifier(n)) {
-			*name = n;
-			*path = eq + 1;
-			return;
-		}
-		free(n);
-	}
-	*name = NULL;
-	*path = arg;
-}
-
-static bool
-has_suffix(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-	return a >= b && strcasecmp(s + a - b, suffix) == 0;
-}
-
-static bool
-is_npy(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return has_suffix(path, ".npy");
-	char magic[6] = { 0 };
-	size_t n = fread(magic, 1, sizeof magic, f);
-	fclose(f);
-	return n == 6 && memcmp(magic, "\x93NUMPY", 6) == 0;
-}
-
-/* Reads one input file into a tensor for input i; caller frees t->data. */
-static int
-read_input(st_plan *plan, const st_graph *g, int i, const char *path, st_tensor *t, char *err,
-           size_t size)
-{
-	const st_shape *want = st_plan_input_shape(plan, i);
-	memset(t, 0, sizeof *t);
-	t->layout = ST_LAYOUT_NCHW;
-	if (is_npy(path)) {
-		st_npy a;
-		if (st_npy_read(path, &a, err, size) != 0)
-			return -1;
-		st_dtype dtype = want->dtype;
-		if (st_npy_convert(&a, dtype, err, size) != 0) {
-			st_npy_free(&a);
-			return -1;
-		}
-		/* A sample without its batch dimension gets a batch of one. */
-		t->shape.dtype = dtype;
-		if (a.rank == want->rank - 1) {
-			t->shape.rank = want->rank;
-			t->shape.dims[0] = 1;
-			memcpy(&t->shape.dims[1], a.dims, sizeof a.dims[0] * (size_t)a.rank);
-		} else {
-			t->shape.rank = a.rank;
-			memcpy(t->shape.dims, a.dims, sizeof a.dims[0] * (size_t)a.rank);
-		}
-		t->data = st_xmalloc(a.bytes ? a.bytes : 1);
-		memcpy(t->data, a.data, a.bytes);
-		st_npy_free(&a);
-		return 0;
-	}
-	/* Otherwise an image, scaled as the input layer says. */
-	const st_layer *l = st_graph_find(g, st_plan_input_name(plan, i));
-	const st_layer_desc *d = l->type->desc;
-	int scale = st_params_find(d->params, d->n_params, "image_scale");
-	int mean = st_params_find(d->params, d->n_params, "image_mean");
-	int std = st_params_find(d->params, d->n_params, "image_std");
-	if (want->rank != 4 || scale < 0 || mean < 0 || std < 0) {
-		snprintf(err, size, "%s: input '%s' is not an N x C x H x W image input; give a .npy file", path,
-		         st_plan_input_name(plan, i));
-		return -1;
-	}
-	st_image img;
-	if (st_image_read(path, &img, err, size) != 0)
-		return -1;
-	t->shape = *want;
-	int64_t bytes = st_shape_bytes(want);
-	t->data = st_xmalloc((size_t)(bytes > 0 ? bytes : 1));
-	const st_value *pv = l->params.values;
-	int rc = st_image_to_tensor(&img, want, want->dtype, pv[scale].f, pv[mean].floats, pv[mean].count,
-	                            pv[std].floats, pv[std].count, t->data, err, size);
-	st_image_free(&img);
-	if (rc != 0) {
-		free(t->data);
-		t->data = NULL;
-	}
-	return rc;
-}
-
 static int
 write_output(st_plan *plan, int o, const char *path, char *err, size_t size)
 {
@@ -132,7 +34,7 @@ write_output(st_plan *plan, int o, const char *path, char *err, size_t size)
 	void *data = st_xmalloc((size_t)(bytes > 0 ? bytes : 1));
 	st_plan_get_output(plan, o, data);
 	int rc;
-	if (has_suffix(path, ".png")) {
+	if (cli_has_suffix(path, ".png")) {
 		if (s->dtype != ST_DTYPE_FLOAT32 || s->rank != 4 || s->dims[0] != 1 ||
 		    (s->dims[1] != 1 && s->dims[1] != 3)) {
 			char text[128];
@@ -224,20 +126,6 @@ summarize_output(st_plan *plan, int o, cJSON *json)
 	free(x);
 }
 
-static int
-parse_count(const char *text, const char *what, long lo, long hi, long *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v < lo || v > hi) {
-		fprintf(stderr, "strata run: %s must be an integer from %ld to %ld, not '%s'\n", what, lo, hi, text);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 /* The report of this run: the summary from the timed runs (times_s, in
  * run order), and when profiling the layer table from separate profiled
  * runs, so that the profiler's clock reads never enter the headline. *path
@@ -293,9 +181,10 @@ cli_cmd_run(const cli_args *a)
 {
 	const char *path = a->argv[0];
 	bool json = cli_flag(a, "json");
-	long iterations = 1, warmup = -1, threads = 0, profile_iterations = 10;
-	if ((cli_value(a, "profile-iterations") &&
-	     parse_count(cli_value(a, "profile-iterations"), "--profile-iterations", 1, 100000, &profile_iterations) != 0))
+	long iterations = 1, warmup = -1, profile_iterations = 10;
+	if (cli_value(a, "profile-iterations") &&
+	    cli_parse_count("run", cli_value(a, "profile-iterations"), "--profile-iterations", 1, 100000,
+	                    &profile_iterations) != 0)
 		return EXIT_USAGE;
 	if (cli_flag(a, "no-report") && (cli_value(a, "report-dir") || cli_flag(a, "profile"))) {
 		fprintf(stderr, "strata run: --no-report writes no report: --report-dir and --profile need one\n");
@@ -306,76 +195,21 @@ cli_cmd_run(const cli_args *a)
 		return EXIT_USAGE;
 	}
 	if ((cli_value(a, "iterations") &&
-	     parse_count(cli_value(a, "iterations"), "--iterations", 1, 1000000, &iterations) != 0) ||
-	    (cli_value(a, "warmup") && parse_count(cli_value(a, "warmup"), "--warmup", 0, 1000000, &warmup) != 0) ||
-	    (cli_value(a, "threads") && parse_count(cli_value(a, "threads"), "--threads", 1, 256, &threads) != 0))
+	     cli_parse_count("run", cli_value(a, "iterations"), "--iterations", 1, 1000000, &iterations) != 0) ||
+	    (cli_value(a, "warmup") &&
+	     cli_parse_count("run", cli_value(a, "warmup"), "--warmup", 0, 1000000, &warmup) != 0))
 		return EXIT_USAGE;
 	if (warmup < 0)
 		warmup = iterations > 1 ? 1 : 0;
-	int format = -1;
-	if (cli_value(a, "format")) {
-		for (int f = 0; f < 4; f++) {
-			if (strcmp(cli_value(a, "format"), st_tensor_format_name((st_tensor_format)f)) == 0)
-				format = f;
-		}
-		if (format < 0) {
-			fprintf(stderr, "strata run: --format takes fp32-nchw, fp32-nhwc, fp16-nchw or fp16-nhwc, not "
-			                "'%s'\n",
-			        cli_value(a, "format"));
-			return EXIT_USAGE;
-		}
-	}
 	const char *backend = cli_value(a, "backend") ? cli_value(a, "backend") : "cpu";
-	if (strcmp(backend, "cpu") != 0 && strcmp(backend, "cuda") != 0) {
-		fprintf(stderr, "strata run: --backend takes cpu or cuda, not '%s'\n", backend);
-		return EXIT_USAGE;
-	}
-	uint64_t weight_seed = 0, input_seed = 0;
-	bool random_weights = cli_flag(a, "random-weights"), random_inputs = cli_flag(a, "random-input");
-	if (random_weights && cli_value(a, "weights")) {
-		fprintf(stderr, "strata run: give --weights or --random-weights, not both\n");
-		return EXIT_USAGE;
-	}
-	if (cli_value(a, "seed")) {
-		long v;
-		if (parse_count(cli_value(a, "seed"), "--seed", 0, 2147483647L, &v) != 0)
-			return EXIT_USAGE;
-		weight_seed = input_seed = (uint64_t)v;
-	}
-
-	st_registry *r = cli_registry();
-	st_graph *g = cli_load_model(r, path);
-	if (g == NULL) {
-		st_registry_free(r);
-		return EXIT_USAGE;
-	}
-	st_graph_check(g);
-	int rc = EXIT_OK;
-	st_plan *plan = NULL;
-	st_tensor *fed = NULL;
-	int n_fed = 0;
-	if (g->errors > 0) {
-		fprintf(stderr, "strata run: %s has %d type error%s; strata check %s lists them\n", path, g->errors,
-		        g->errors == 1 ? "" : "s", path);
-		rc = EXIT_PROBLEM;
-		goto out;
-	}
-	if (strcmp(backend, "cuda") == 0) {
-		fprintf(stderr, "strata run: the CUDA backend is not part of this build yet; use --backend cpu\n");
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
+	cli_plan cp;
+	int rc = cli_plan_prepare(a, "run", false, &interrupted, &cp);
+	st_graph *g = cp.graph;
+	st_plan *plan = cp.plan;
 	st_diag d;
-	st_diag_init(&d);
-	st_plan_options opt = { .format = format, .threads = (int)threads, .backend = backend,
-		                .cancel = &interrupted };
-	plan = st_plan_compile(g, &opt, &d);
-	st_diag_print(&d, stderr);
-	st_diag_free(&d);
-	if (plan == NULL) {
-		rc = EXIT_RUNTIME;
+	const char **bindings;
+	if (rc != EXIT_OK)
 		goto out;
-	}
 	if (cli_flag(a, "show-plan")) {
 		st_buf b;
 		st_buf_init(&b);
@@ -384,94 +218,6 @@ cli_cmd_run(const cli_args *a)
 		st_buf_free(&b);
 	}
 
-	/* Weights: the folder given, the model's own, or random. */
-	st_diag_init(&d);
-	int bound;
-	if (random_weights) {
-		bound = st_plan_bind_random_weights(plan, weight_seed, &d);
-	} else {
-		char *dir = NULL;
-		if (cli_value(a, "weights"))
-			dir = st_xstrdup(cli_value(a, "weights"));
-		else if (g->network.values[ST_NET_WEIGHTS].s[0] != '\0') {
-			/* The model's own setting stays inside the model's folder unless
-			 * the user allows otherwise; --weights is the user's and is
-			 * taken as given. */
-			char why[512];
-			dir = st_model_path(path, g->network.values[ST_NET_WEIGHTS].s, cli_flag(a, "allow-outside-paths"),
-			                    why, sizeof why);
-			if (dir == NULL) {
-				fprintf(stderr,
-				        "strata run: %s: the weights folder %s; give one with --weights DIR, or allow "
-				        "it with --allow-outside-paths\n",
-				        path, why);
-				st_diag_free(&d);
-				rc = EXIT_USAGE;
-				goto out;
-			}
-		}
-		bound = st_plan_bind_weights(plan, dir, &d);
-		free(dir);
-	}
-	st_diag_print(&d, stderr);
-	st_diag_free(&d);
-	if (bound != 0) {
-		rc = EXIT_USAGE;
-		goto out;
-	}
-
-	/* Inputs: named files, then random data where asked. */
-	int n_inputs = st_plan_input_count(plan);
-	fed = st_xcalloc((size_t)(n_inputs ? n_inputs : 1), sizeof *fed);
-	bool *given = st_xcalloc((size_t)(n_inputs ? n_inputs : 1), sizeof *given);
-	const char **bindings;
-	int n_bindings = cli_values(a, "input", &bindings);
-	n_fed = n_inputs;
-	for (int k = 0; k < n_bindings && rc == EXIT_OK; k++) {
-		char *name;
-		const char *file;
-		split_binding(bindings[k], &name, &file);
-		int i = name ? st_plan_input_index(plan, name) : (n_inputs == 1 ? 0 : -1);
-		if (i < 0) {
-			if (name)
-				fprintf(stderr, "strata run: the model has no input layer '%s'\n", name);
-			else
-				fprintf(stderr, "strata run: the model has %d inputs: name one, as in --input %s=%s\n",
-				        n_inputs, n_inputs ? st_plan_input_name(plan, 0) : "NAME", file);
-			rc = EXIT_USAGE;
-		} else {
-			char err[512];
-			free(fed[i].data);
-			if (read_input(plan, g, i, file, &fed[i], err, sizeof err) != 0) {
-				fprintf(stderr, "strata run: %s\n", err);
-				rc = EXIT_USAGE;
-			}
-			given[i] = true;
-		}
-		free(name);
-	}
-	for (int i = 0; i < n_inputs && rc == EXIT_OK; i++) {
-		if (given[i])
-			continue;
-		if (!random_inputs) {
-			fprintf(stderr, "strata run: input '%s' needs data: --input %s=FILE (.npy, .png, .jpg), or "
-			                "--random-input\n",
-			        st_plan_input_name(plan, i), st_plan_input_name(plan, i));
-			rc = EXIT_USAGE;
-			break;
-		}
-		st_tensor_random(st_plan_input_shape(plan, i), input_seed + 1000003u * (uint64_t)(i + 1), &fed[i]);
-	}
-	free(given);
-	for (int i = 0; i < n_inputs && rc == EXIT_OK; i++) {
-		st_diag_init(&d);
-		if (st_plan_set_input(plan, i, &fed[i], &d) != 0)
-			rc = EXIT_USAGE;
-		st_diag_print(&d, stderr);
-		st_diag_free(&d);
-	}
-	if (rc != EXIT_OK)
-		goto out;
 
 	/* Runs: warm-ups, then timed iterations; Ctrl-C stops between layers. */
 	struct sigaction sa = { .sa_handler = on_interrupt }, old_int;
@@ -513,7 +259,7 @@ cli_cmd_run(const cli_args *a)
 		for (int k = 0; k < n_outs && rc == EXIT_OK; k++) {
 			char *name;
 			const char *file;
-			split_binding(outs[k], &name, &file);
+			cli_split_binding(outs[k], &name, &file);
 			int o = -1;
 			for (int j = 0; j < st_plan_output_count(plan); j++) {
 				if (name ? strcmp(name, st_plan_output_name(plan, j)) == 0 : st_plan_output_count(plan) == 1)
@@ -597,11 +343,6 @@ cli_cmd_run(const cli_args *a)
 	free(report_path);
 	free(times);
 out:
-	for (int i = 0; i < n_fed; i++)
-		free(fed[i].data);
-	free(fed);
-	st_plan_free(plan);
-	st_graph_free(g);
-	st_registry_free(r);
+	cli_plan_free(&cp);
 	return rc;
 }

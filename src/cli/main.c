@@ -56,7 +56,8 @@ static const cli_option run_options[] = {
 	{ "allow-outside-paths", 0, NULL, "let the model's own paths leave its folder (absolute, '..', links)",
 	  false },
 	{ "random-weights", 0, NULL, "use seeded random weights instead of files", false },
-	{ "input", 'i', "[NAME=]FILE", "data for an input layer: .npy, .png or .jpg", true },
+	{ "input", 'i', "[NAME=]FILE", "data for an input layer: .npy, .png, .jpg, or a video (one frame)", true },
+	{ "frame", 0, "N", "the frame of a video input (default 0)", false },
 	{ "random-input", 0, NULL, "feed seeded random data to inputs given no file", false },
 	{ "seed", 0, "N", "seed for --random-weights and --random-input (default 0)", false },
 	{ "output", 'o', "[NAME=]FILE", "write an output layer's tensor to FILE (.npy, or .png for images)", true },
@@ -72,6 +73,34 @@ static const cli_option run_options[] = {
 	{ "report-dir", 0, "DIR", "where the report goes (default $XDG_STATE_HOME/strata/reports/MODEL)", false },
 	{ "no-report", 0, NULL, "write no report", false },
 	{ "json", 0, NULL, "print timings and output summaries as JSON", false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
+static const cli_option inspect_options[] = {
+	{ "layer", 'l', "NAME", "the layer to look at (required)", false },
+	{ "layer-output", 0, "K", "which of its outputs (default 0)", false },
+	{ "weight", 0, "NAME", "show this weight of the layer instead (weights: each output channel's kernels in a row)",
+	  false },
+	{ "input", 'i', "[NAME=]FILE", "data for an input layer: .npy, .png, .jpg, or a video (one frame)", true },
+	{ "frame", 0, "N", "the frame of a video input (default 0)", false },
+	{ "random-input", 0, NULL, "feed seeded random data to inputs given no file", false },
+	{ "weights", 'w', "DIR", "weights folder (default: the model's 'weights' setting)", false },
+	{ "allow-outside-paths", 0, NULL, "let the model's own paths leave its folder (absolute, '..', links)",
+	  false },
+	{ "random-weights", 0, NULL, "use seeded random weights instead of files", false },
+	{ "seed", 0, "N", "seed for --random-weights and --random-input (default 0)", false },
+	{ "format", 0, "FORMAT", "fp32-nchw, fp32-nhwc, fp16-nchw or fp16-nhwc (default: the model's)", false },
+	{ "threads", 't', "N", "worker threads (default: every core)", false },
+	{ "sample", 0, "N", "which sample of the batch (default 0)", false },
+	{ "channels", 'c', "FIRST[:COUNT]", "the channels shown (default all)", false },
+	{ "columns", 0, "N", "pictures per row of the grid (default: about square)", false },
+	{ "zoom", 'z', "N", "pixels per value in the PNG (default: by size), cells per value with --term", false },
+	{ "colormap", 0, "MAP", "gray, viridis (default), heat or diverging (blue below zero, red above)", false },
+	{ "shared-range", 0, NULL, "one value range for every channel shown (default: each its own)", false },
+	{ "output", 'o', "FILE.png", "write the grid as a PNG picture", false },
+	{ "term", 0, NULL, "draw the grid in the terminal with coloured symbols", false },
+	{ "width", 0, "COLUMNS", "with --term: the width to draw in (default: the terminal's)", false },
+	{ "ascii", 0, NULL, "with --term: ASCII symbols only", false },
 	{ NULL, 0, NULL, NULL, false },
 };
 
@@ -146,6 +175,13 @@ const cli_command cli_commands[] = {
 	  "or random ones), feeds its inputs from .npy or image files, runs it and prints the timing "
 	  "and a summary of every output, or writes outputs to files. Ctrl-C stops between layers.",
 	  run_options, 1, 1, CLI_COMPLETE_MODEL, cli_cmd_run },
+	{ "inspect", "MODEL", "look at one layer's channels",
+	  "Runs MODEL once on its inputs, as strata run does, keeping every layer's output, and shows "
+	  "the layer given by --layer: each channel's minimum, maximum, mean, standard deviation and "
+	  "NaN and infinity counts; with -o, the channels as a grid of pictures in a PNG file; with "
+	  "--term, the grid drawn in the terminal with coloured symbols. --weight shows one of the "
+	  "layer's weights instead, each output channel's kernels in a row.",
+	  inspect_options, 1, 1, CLI_COMPLETE_MODEL, cli_cmd_inspect },
 	{ "export", "onnx MODEL", "export a model to ONNX",
 	  "Checks MODEL and writes it as an ONNX model to the file given by -o, with its weights "
 	  "(from the weights folder, or seeded random ones) as initializers. Every standard layer "
