@@ -49,6 +49,9 @@ kind_text(const st_param_desc *p, st_buf *b)
 		for (int i = 0; p->enum_values[i]; i++)
 			st_buf_printf(b, "%s`%s`", i ? ", " : "", p->enum_values[i]);
 	}
+	const char *runtime = st_param_runtime_name(p);
+	if (runtime != NULL)
+		st_buf_printf(b, " (runtime %s)", runtime);
 }
 
 static void
@@ -344,6 +347,12 @@ cli_cmd_layers(const cli_args *a)
 					cJSON_AddNumberToObject(p, "min", pd->min);
 				if (pd->flags & ST_PARAM_HAS_MAX)
 					cJSON_AddNumberToObject(p, "max", pd->max);
+				const char *runtime = st_param_runtime_name(pd);
+				if (runtime != NULL) {
+					cJSON_AddStringToObject(p, "runtime", runtime);
+					if (pd->kind == ST_PARAM_FLOAT || pd->kind == ST_PARAM_INT)
+						cJSON_AddNumberToObject(p, "step", st_param_step(pd));
+				}
 				cJSON_AddStringToObject(p, "doc", pd->doc ? pd->doc : "");
 				cJSON_AddItemToArray(ps, p);
 			}

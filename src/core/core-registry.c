@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "st-core.h"
+#include "st-io.h"
 
 /* What one call of a plugin's entry point registers; committed only when the
  * plugin as a whole is accepted. */
@@ -49,6 +50,39 @@ defaults_free(st_value *defaults, int n)
 	for (int i = 0; defaults && i < n; i++)
 		st_value_clear(&defaults[i]);
 	free(defaults);
+}
+
+/* Runtime options (ABI 2.1) must be scalars the engine can change between
+ * runs in place; triggers are booleans and labels are text. Returns 0, or -1
+ * with the reason in err. */
+static int
+check_runtime_flags(const st_param_desc *p, char *err, size_t size)
+{
+	unsigned f = p->flags;
+	if (!(f & (ST_PARAM_RUNTIME | ST_PARAM_TRIGGER | ST_PARAM_LABEL)))
+		return 0;
+	if (p->kind == ST_PARAM_DIMS || p->kind == ST_PARAM_FLOATS) {
+		snprintf(err, size,
+		         "parameter '%s' is a runtime option of kind %s, but runtime options must be "
+		         "scalars (bool, int, float, enum or string)",
+		         p->name, st_param_kind_name(p->kind));
+		return -1;
+	}
+	if ((f & ST_PARAM_TRIGGER) && (f & ST_PARAM_LABEL)) {
+		snprintf(err, size, "parameter '%s' cannot be both a trigger and a label", p->name);
+		return -1;
+	}
+	if ((f & ST_PARAM_TRIGGER) && p->kind != ST_PARAM_BOOL) {
+		snprintf(err, size, "parameter '%s' is a trigger, which must be a bool, not %s", p->name,
+		         st_param_kind_name(p->kind));
+		return -1;
+	}
+	if ((f & ST_PARAM_LABEL) && p->kind != ST_PARAM_STRING) {
+		snprintf(err, size, "parameter '%s' is a label, which must be a string, not %s", p->name,
+		         st_param_kind_name(p->kind));
+		return -1;
+	}
+	return 0;
 }
 
 /*
@@ -91,6 +125,8 @@ check_params(const st_param_desc *params, int n, char *err, size_t size)
 			snprintf(err, size, "parameter '%s' has no default", p->name);
 			goto bad;
 		}
+		if (check_runtime_flags(p, err, size) != 0)
+			goto bad;
 		char why[256];
 		if (st_value_from_text(p, p->default_value, &defaults[i], why, sizeof why) != 0) {
 			snprintf(err, size, "the default of parameter '%s' %s", p->name, why);
@@ -327,6 +363,33 @@ host_fail(st_exec_layer *L, const char *fmt, ...)
 }
 
 static void
+host_status(st_exec_layer *L, st_severity severity, const char *fmt, ...)
+{
+	st_exec_report *rep = L ? L->host_private : NULL;
+	if (rep == NULL || fmt == NULL)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(rep->status, sizeof rep->status, fmt, ap);
+	va_end(ap);
+	rep->status_severity = (unsigned)severity > ST_SEVERITY_INFO ? ST_SEVERITY_ERROR : severity;
+	rep->has_status = true;
+}
+
+/* The plugin ABI numbers the maps itself, so that st-plugin.h needs no
+ * other header; these keep the two numberings one. */
+_Static_assert(ST_HOST_COLORMAP_GRAY == (int)ST_COLORMAP_GRAY, "colour map numbering");
+_Static_assert(ST_HOST_COLORMAP_VIRIDIS == (int)ST_COLORMAP_VIRIDIS, "colour map numbering");
+_Static_assert(ST_HOST_COLORMAP_HEAT == (int)ST_COLORMAP_HEAT, "colour map numbering");
+_Static_assert(ST_HOST_COLORMAP_DIVERGING == (int)ST_COLORMAP_DIVERGING, "colour map numbering");
+
+static void
+host_colormap_rgb(int map, double t, float rgb[3])
+{
+	st_colormap_rgb((unsigned)map < ST_COLORMAP_COUNT ? (st_colormap)map : ST_COLORMAP_GRAY, t, rgb);
+}
+
+static void
 host_refuse(st_plugin_ctx *ctx, const char *reason)
 {
 	free(ctx->refusal);
@@ -414,6 +477,8 @@ const st_host_api st_host = {
 	.fail = host_fail,
 	.half_to_float = st_half_to_float,
 	.float_to_half = st_float_to_half,
+	.status = host_status,
+	.colormap_rgb = host_colormap_rgb,
 };
 
 /* ---- registry ---- */

@@ -597,6 +597,29 @@ st_value_to_text(const st_param_desc *d, const st_value *v, st_buf *out)
 	}
 }
 
+/* ---- runtime options ---- */
+
+const char *
+st_param_runtime_name(const st_param_desc *d)
+{
+	if (d->flags & ST_PARAM_TRIGGER)
+		return "trigger";
+	if (d->flags & ST_PARAM_LABEL)
+		return "label";
+	if (d->flags & ST_PARAM_RUNTIME)
+		return "option";
+	return NULL;
+}
+
+double
+st_param_step(const st_param_desc *d)
+{
+	if (d->kind != ST_PARAM_FLOAT)
+		return 1;
+	bool bounded = (d->flags & ST_PARAM_HAS_MIN) && (d->flags & ST_PARAM_HAS_MAX) && d->max > d->min;
+	return bounded ? (d->max - d->min) / 100 : 0.1;
+}
+
 /* ---- parameter sets ---- */
 
 void

@@ -326,6 +326,13 @@ void st_value_to_text(const st_param_desc *desc, const st_value *v, st_buf *out)
 /* Appends a double in the shortest form that reads back exactly. */
 void st_format_double(double v, st_buf *out);
 
+/* "option", "trigger" or "label" for a runtime option (ABI 2.1), NULL for
+ * an ordinary parameter (static text). */
+const char *st_param_runtime_name(const st_param_desc *d);
+/* The step an editor changes a number by: 1 for INT; for FLOAT (max - min)
+ * / 100 when both bounds are declared, else 0.1. */
+double st_param_step(const st_param_desc *d);
+
 /* Parameter sets by schema: all values start at the defaults, none set. */
 void st_params_init(st_params *p, const st_param_desc *descs, int n, const st_value *defaults);
 void st_params_clear(st_params *p);
@@ -388,6 +395,11 @@ extern const st_host_api st_host;
 typedef struct st_exec_report {
 	bool failed;
 	char text[512];
+	/* api->status's latest line in this run (ABI 2.1); the engine clears
+	 * has_status when a run starts. */
+	bool has_status;
+	st_severity status_severity;
+	char status[256];
 } st_exec_report;
 
 /*

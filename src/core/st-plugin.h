@@ -25,6 +25,15 @@ extern "C" {
  * has been called, with a reason given through api->refuse).
  */
 #define ST_PLUGIN_ABI_VERSION 2u
+/*
+ * Minor revisions of an ABI version only add: flag bits, and members at the
+ * end of st_host_api. A plugin built against a later minor still loads on an
+ * earlier host of the same version; before it calls a member added since,
+ * it checks that the host filled it (ST_HOST_HAS). Minor 1 added runtime
+ * options (ST_PARAM_RUNTIME, ST_PARAM_TRIGGER, ST_PARAM_LABEL), api->status
+ * and api->colormap_rgb.
+ */
+#define ST_PLUGIN_ABI_MINOR 1u
 
 #define ST_MAX_RANK 8     /* tensors have rank 0 to 8 */
 #define ST_MAX_OUTPUTS 64 /* most outputs one layer may have */
@@ -85,6 +94,25 @@ typedef struct st_value {
 /* Flags of st_param_desc. */
 #define ST_PARAM_HAS_MIN 0x1u /* numbers (and list elements) must be >= min */
 #define ST_PARAM_HAS_MAX 0x2u /* numbers (and list elements) must be <= max */
+/*
+ * ABI 2.1: runtime options. A runtime option changes what run computes but
+ * never a shape: a change takes effect at the next run of a compiled plan,
+ * without a new type check or plan (st_plan_set_runtime). So reshape must
+ * not read it, and prepare must not cache anything derived from it; run
+ * reads it from L->params every time. Only scalar kinds may be runtime
+ * options: BOOL, INT, FLOAT, ENUM (a pick list) and STRING (free text); the
+ * host refuses the layer type at registration otherwise. An editor offers a
+ * FLOAT option with a step of (max - min) / 100 when both bounds are
+ * declared, else 0.1 (INT options step by 1).
+ */
+#define ST_PARAM_RUNTIME 0x4u
+/* A BOOL runtime option shown as a button: the host sets it back to false
+ * after the next run, so run sees it true exactly once per press (a reset).
+ * Implies ST_PARAM_RUNTIME. */
+#define ST_PARAM_TRIGGER 0x8u
+/* A read-only STRING the editor shows as a label (a caption, a unit); the
+ * user cannot change it. Implies ST_PARAM_RUNTIME. */
+#define ST_PARAM_LABEL 0x10u
 
 /*
  * One parameter of a layer type or activation. default_value is written as
@@ -96,7 +124,7 @@ typedef struct st_param_desc {
 	const char *name;          /* lower-case identifier, unique in the type */
 	st_param_kind kind;
 	const char *default_value;
-	unsigned flags;            /* ST_PARAM_HAS_MIN, ST_PARAM_HAS_MAX */
+	unsigned flags;            /* ST_PARAM_HAS_MIN, ST_PARAM_HAS_MAX, ST_PARAM_RUNTIME... */
 	double min, max;
 	int min_count, max_count;  /* list length bounds; max_count 0 = no bound */
 	const char *const *enum_values; /* NULL-terminated, for ENUM */
@@ -319,7 +347,32 @@ struct st_host_api {
 		;
 	float (*half_to_float)(uint16_t h);
 	uint16_t (*float_to_half)(float f); /* round to nearest even */
+	/* ABI 2.1. From run: the layer's status line for the user ("mean 0.31,
+	 * 2 NaN"), shown beside it after the run; a later call in the same run
+	 * replaces it, and every run starts without one. At most 255 bytes are
+	 * kept. */
+	void (*status)(st_exec_layer *L, st_severity severity, const char *fmt, ...)
+#if defined(__GNUC__)
+		__attribute__((format(printf, 3, 4)))
+#endif
+		;
+	/* ABI 2.1. The colour of t in [0, 1] (clamped; NaN is 0) in one of the
+	 * host's colour maps (ST_COLORMAP_*), components 0 to 1: the maps the
+	 * channel inspector draws with. */
+	void (*colormap_rgb)(int map, double t, float rgb[3]);
 };
+
+/* The host's colour maps for api->colormap_rgb; the numbers never change. */
+enum {
+	ST_HOST_COLORMAP_GRAY,
+	ST_HOST_COLORMAP_VIRIDIS,
+	ST_HOST_COLORMAP_HEAT,
+	ST_HOST_COLORMAP_DIVERGING /* blue below the middle, red above */
+};
+
+/* Whether the host filled member m of st_host_api (added by a later minor). */
+#define ST_HOST_HAS(api, m) \
+	((api)->size >= offsetof(st_host_api, m) + sizeof((api)->m) && (api)->m != NULL)
 
 typedef int (*st_plugin_entry_fn)(const st_host_api *api, st_plugin_ctx *ctx);
 

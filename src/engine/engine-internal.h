@@ -32,6 +32,10 @@ typedef struct layer_slot {
 	const float *slope;
 	int64_t slope_count;
 	void *state;                         /* the implementation's, kept across re-plans */
+	/* The plan's own copy of the layer's parameters (desc->n_params, deep
+	 * copies): what L->params points at, so runtime options change here
+	 * (st_plan_set_runtime) and never in the graph. */
+	st_value *params;
 	bool prepared_once;
 	int out_tensor[ST_MAX_OUTPUTS];      /* natural tensor of each output, this plan */
 } layer_slot;

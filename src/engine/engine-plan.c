@@ -503,7 +503,7 @@ plan_build(st_plan *p, st_diag *d)
 		st_exec_layer *L = &st->L;
 		L->name = l->name;
 		L->desc = l->type->desc;
-		L->params = l->params.values;
+		L->params = slot->params;
 		L->n_inputs = n_in;
 		L->inputs = st->in_view;
 		L->n_outputs = n_out;
@@ -613,6 +613,10 @@ st_plan_compile(const st_graph *g, const st_plan_options *opt, st_diag *d)
 		const st_layer *l = order[i];
 		layer_slot *slot = &p->slots[i];
 		slot->layer = l;
+		int n_params = l->type->desc->n_params;
+		slot->params = st_xcalloc((size_t)(n_params ? n_params : 1), sizeof *slot->params);
+		for (int k = 0; k < n_params; k++)
+			st_value_copy(&slot->params[k], &l->params.values[k]);
 		unsigned flags = l->type->desc->flags;
 		if (flags & ST_LAYER_GRAPH_INPUT) {
 			p->input_slots = st_xreallocarray(p->input_slots, (size_t)p->n_inputs + 1, sizeof(int));
@@ -670,9 +674,12 @@ st_plan_free(st_plan *p)
 		layer_slot *slot = &p->slots[s];
 		if (slot->impl && slot->impl->release && slot->state) {
 			st_exec_layer L = { .name = slot->layer->name, .desc = slot->layer->type->desc,
-				            .params = slot->layer->params.values, .state = slot->state };
+				            .params = slot->params, .state = slot->state };
 			slot->impl->release(&L);
 		}
+		for (int k = 0; slot->params && k < slot->layer->type->desc->n_params; k++)
+			st_value_clear(&slot->params[k]);
+		free(slot->params);
 		for (int w = 0; w < ST_MAX_WEIGHTS; w++) {
 			st_npy_free(&slot->weight_files[w]);
 			free(slot->weight_random[w]);

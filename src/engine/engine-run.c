@@ -383,6 +383,20 @@ apply_activation(st_plan *p, plan_step *s)
 	p->ctx.parallel_for(&p->ctx, n, 16384, activation_range, &j);
 }
 
+static void
+reset_triggers(st_plan *p)
+{
+	for (int s = 0; s < p->n_slots; s++) {
+		const st_layer_desc *desc = p->slots[s].layer->type->desc;
+		for (int k = 0; k < desc->n_params; k++) {
+			if ((desc->params[k].flags & ST_PARAM_TRIGGER) && desc->params[k].kind == ST_PARAM_BOOL)
+				p->slots[s].params[k].b = false;
+		}
+	}
+}
+
+static int run_steps(st_plan *p, st_diag *d);
+
 int
 st_plan_run(st_plan *p, st_diag *d)
 {
@@ -395,6 +409,20 @@ st_plan_run(st_plan *p, st_diag *d)
 		return -1;
 	}
 	plan_profile_reserve(p);
+	/* Status lines describe one run: the last run's go now. */
+	for (int i = 0; i < p->n_steps; i++)
+		p->steps[i].report.has_status = false;
+	int rc = run_steps(p, d);
+	/* A pressed trigger was seen by this run (or lost with it): release it. */
+	reset_triggers(p);
+	if (rc == 0)
+		p->ran = true;
+	return rc;
+}
+
+static int
+run_steps(st_plan *p, st_diag *d)
+{
 	for (int i = 0; i < p->n_steps; i++) {
 		if (p->opt.cancel != NULL && *p->opt.cancel)
 			return 1;
@@ -435,6 +463,80 @@ st_plan_run(st_plan *p, st_diag *d)
 				    ok && before[e] >= 0 && after[e] >= before[e] ? after[e] - before[e] : -1;
 		}
 	}
-	p->ran = true;
 	return 0;
+}
+
+/* ---- runtime options and status lines ---- */
+
+/* The slot of layer l, for changing it; NULL when l has none in this plan. */
+static layer_slot *
+find_slot_mutable(st_plan *p, const st_layer *l)
+{
+	for (int s = 0; s < p->n_slots; s++) {
+		if (p->slots[s].layer == l)
+			return &p->slots[s];
+	}
+	return NULL;
+}
+
+int
+st_plan_set_runtime(st_plan *p, const st_layer *l, const char *param, const char *value_text, char *err,
+                    size_t err_size)
+{
+	layer_slot *slot = find_slot_mutable(p, l);
+	if (slot == NULL) {
+		snprintf(err, err_size, "layer '%s' is not part of the compiled plan", l ? l->name : "(null)");
+		return -1;
+	}
+	const st_layer_desc *desc = l->type->desc;
+	int k = param ? st_params_find(desc->params, desc->n_params, param) : -1;
+	if (k < 0) {
+		snprintf(err, err_size, "layer '%s' (%s) has no parameter '%s'", l->name, desc->name,
+		         param ? param : "(null)");
+		return -1;
+	}
+	const st_param_desc *pd = &desc->params[k];
+	if (!(pd->flags & (ST_PARAM_RUNTIME | ST_PARAM_TRIGGER | ST_PARAM_LABEL))) {
+		snprintf(err, err_size,
+		         "parameter '%s' of layer '%s' is not a runtime option: changing it needs a new "
+		         "type check and plan",
+		         param, l->name);
+		return -1;
+	}
+	if (pd->flags & ST_PARAM_LABEL) {
+		snprintf(err, err_size, "parameter '%s' of layer '%s' is a label: it is read-only", param, l->name);
+		return -1;
+	}
+	st_value v;
+	char why[256];
+	if (st_value_from_text(pd, value_text ? value_text : "", &v, why, sizeof why) != 0) {
+		snprintf(err, err_size, "parameter '%s' of layer '%s' %s", param, l->name, why);
+		return -1;
+	}
+	/* The plan owns its copies: the old string goes, the new one stays
+	 * valid until the next change or st_plan_free. */
+	st_value_clear(&slot->params[k]);
+	slot->params[k] = v;
+	return 0;
+}
+
+const st_value *
+st_plan_layer_params(const st_plan *p, const st_layer *l)
+{
+	const layer_slot *slot = find_slot(p, l);
+	return slot ? slot->params : NULL;
+}
+
+const char *
+st_plan_layer_status(const st_plan *p, const st_layer *l, st_severity *severity)
+{
+	for (int i = 0; i < p->n_steps; i++) {
+		const plan_step *s = &p->steps[i];
+		if (s->kind != ST_STEP_LAYER || s->slot->layer != l || !s->report.has_status)
+			continue;
+		if (severity != NULL)
+			*severity = s->report.status_severity;
+		return s->report.status;
+	}
+	return NULL;
 }

@@ -110,6 +110,29 @@ int st_plan_get_layer_output(const st_plan *p, const st_layer *l, int k, void *o
  * weight without a file). Valid until the plan is freed or bound again. */
 const float *st_plan_layer_weight(const st_plan *p, const st_layer *l, const char *name, st_shape *shape);
 
+/* Runtime options (ST_PARAM_RUNTIME, ABI 2.1). A plan keeps its own copy
+ * of every layer's parameters, taken at st_plan_compile; implementations
+ * read that copy. st_plan_set_runtime parses value_text as the edit command
+ * `set` would ("0.5", "true", "viridis") and stores it in the plan's copy:
+ * the next st_plan_run uses it, with no type check and no re-plan. The
+ * graph keeps its own value (the caller updates it through the usual
+ * commands). Returns 0, or -1 with a reason in err: l not in the plan, no
+ * such parameter, a parameter that is not a runtime option (changing it
+ * needs a new check and plan), a label (read-only), or a value the
+ * parameter's schema refuses. Not while the plan runs. Trigger options
+ * (ST_PARAM_TRIGGER) go back to false when a run ends. */
+int st_plan_set_runtime(st_plan *p, const st_layer *l, const char *param, const char *value_text, char *err,
+                        size_t err_size);
+/* The plan's parameter values of layer l (by its type's parameter order),
+ * or NULL when l is not in the plan. Owned by the plan; valid until the
+ * next st_plan_set_runtime or st_plan_free. */
+const st_value *st_plan_layer_params(const st_plan *p, const st_layer *l);
+/* The status line layer l's implementation gave in the last run
+ * (api->status), its severity into *severity (when not NULL), or NULL when
+ * it gave none. Cleared when a run starts. Owned by the plan; valid until
+ * the next run or st_plan_free. */
+const char *st_plan_layer_status(const st_plan *p, const st_layer *l, st_severity *severity);
+
 /* ---- engine-profile.c ---- */
 
 typedef struct st_report st_report;
