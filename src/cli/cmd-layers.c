@@ -219,6 +219,33 @@ layer_page(const st_layer_type *t, const char *dir, const char *prose_dir)
 	return rc;
 }
 
+/* The plugin that first provides category c. */
+static const char *
+category_plugin(const st_registry *r, const char *c)
+{
+	for (int i = 0; i < r->n_types; i++) {
+		if (strcmp(category_of(r->types[i]), c) == 0 && r->types[i]->plugin->name != NULL)
+			return r->types[i]->plugin->name;
+	}
+	return "";
+}
+
+/* Puts categories in the order of their plugins' names, keeping each
+ * plugin's own order, so that the index does not depend on the order in
+ * which the search path found the plugins. */
+static void
+order_by_plugin(const st_registry *r, const char **cats, int n)
+{
+	for (int i = 1; i < n; i++) {
+		const char *c = cats[i];
+		const char *pc = category_plugin(r, c);
+		int k = i;
+		for (; k > 0 && strcmp(category_plugin(r, cats[k - 1]), pc) > 0; k--)
+			cats[k] = cats[k - 1];
+		cats[k] = c;
+	}
+}
+
 static int
 write_markdown(const st_registry *r, const char *dir, const char *prose_dir)
 {
@@ -257,6 +284,7 @@ write_markdown(const st_registry *r, const char *dir, const char *prose_dir)
 	                "See also [activations](activations.md).\n");
 	int n_cats;
 	const char **cats = categories(r, &n_cats);
+	order_by_plugin(r, cats, n_cats);
 	for (int c = 0; c < n_cats; c++) {
 		st_buf_printf(&b, "\n## %s\n\n", cats[c]);
 		for (int i = 0; i < r->n_types; i++) {
