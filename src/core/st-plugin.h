@@ -350,7 +350,7 @@ struct st_host_api {
 	/* ABI 2.1. From run: the layer's status line for the user ("mean 0.31,
 	 * 2 NaN"), shown beside it after the run; a later call in the same run
 	 * replaces it, and every run starts without one. At most 255 bytes are
-	 * kept. */
+	 * kept. Call it from run itself, not from ranges given to parallel_for. */
 	void (*status)(st_exec_layer *L, st_severity severity, const char *fmt, ...)
 #if defined(__GNUC__)
 		__attribute__((format(printf, 3, 4)))
