@@ -476,12 +476,12 @@ st_analysis_draw(st_app *app, st_screen *s, st_rect r)
 	char mode[64];
 	graphics_mode(s, mode, sizeof mode);
 	if (name == NULL) {
-		st_screen_box(s, inspector, st_app_style(app, ST_ROLE_BORDER), "Channel Inspector",
-		              st_app_style(app, ST_ROLE_TITLE));
-		char hint[160];
-		snprintf(hint, sizeof hint, "Enter on a layer shows its channels · %s", mode);
-		st_screen_text_fit(s, inspector.x + 1, inspector.y + 1, hint, st_app_style(app, ST_ROLE_DIM),
-		                   inspector.w - 2);
+		char title[128];
+		snprintf(title, sizeof title, "Channel Inspector · %s", mode);
+		st_screen_box(s, inspector, st_app_style(app, ST_ROLE_BORDER), title, st_app_style(app, ST_ROLE_TITLE));
+		st_screen_text_fit(s, inspector.x + 1, inspector.y + 1,
+		                   "Enter on a layer shows its channels; :graphics says how pictures are drawn",
+		                   st_app_style(app, ST_ROLE_DIM), inspector.w - 2);
 	} else {
 		st_inspector_draw(&an->inspector, s, inspector, app->theme, name, mode, st_term_depth(), s->ascii, false);
 	}

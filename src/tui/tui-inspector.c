@@ -156,7 +156,9 @@ st_inspector_draw(st_inspector *in, st_screen *s, st_rect r, const st_theme *the
 {
 	const st_style *text = &theme->roles[ST_ROLE_TEXT];
 	const st_style *dim = &theme->roles[ST_ROLE_DIM];
-	st_screen_box(s, r, &theme->roles[focused ? ST_ROLE_BORDER_FOCUS : ST_ROLE_BORDER], "Channel Inspector",
+	char title[128];
+	snprintf(title, sizeof title, "Channel Inspector · %s", mode);
+	st_screen_box(s, r, &theme->roles[focused ? ST_ROLE_BORDER_FOCUS : ST_ROLE_BORDER], title,
 	              &theme->roles[ST_ROLE_TITLE]);
 	st_rect in_r = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
 	if (in_r.w < 4 || in_r.h < 3)
@@ -170,17 +172,17 @@ st_inspector_draw(st_inspector *in, st_screen *s, st_rect r, const st_theme *the
 	char head[256];
 	int size = in->page_size;
 	if (in->data == NULL) {
-		snprintf(head, sizeof head, "%s · %s", layer ? layer : "no layer", mode);
+		snprintf(head, sizeof head, "%s", layer ? layer : "no layer");
 	} else if (in->zoom) {
-		snprintf(head, sizeof head, "%s %s · zoom · %s%s · %s", layer, in->weights ? "weights" : "output",
-		         st_colormap_name(in->colormap), in->shared_range ? " shared" : "", mode);
+		snprintf(head, sizeof head, "%s %s · zoom · %s%s", layer, in->weights ? "weights" : "output",
+		         st_colormap_name(in->colormap), in->shared_range ? " · shared range" : "");
 	} else {
 		int64_t first = in->channel / size * size;
 		int64_t last = first + size < channels ? first + size : channels;
-		snprintf(head, sizeof head, "%s %s · channels %lld-%lld of %lld · page %lld/%lld · %s%s · %s", layer,
+		snprintf(head, sizeof head, "%s %s · channels %lld-%lld of %lld · page %lld/%lld · %s%s", layer,
 		         in->weights ? "weights" : "output", (long long)first, (long long)(last - 1), (long long)channels,
 		         (long long)(first / size + 1), (long long)((channels + size - 1) / size),
-		         st_colormap_name(in->colormap), in->shared_range ? " shared range" : "", mode);
+		         st_colormap_name(in->colormap), in->shared_range ? " · shared range" : "");
 	}
 	st_screen_text_fit(s, in_r.x, in_r.y, head, text, in_r.w);
 	st_grid g;
