@@ -390,7 +390,11 @@ draw_overview(st_analysis *an, const st_an_data *d, st_screen *s, st_rect r, con
 		if (row->ms >= 0)
 			snprintf(time, sizeof time, "%.2f ms", row->ms);
 		char line[256];
-		snprintf(line, sizeof line, "%s %-10s %-11s %-13s %s", mark, row->name, row->type, row->shape, time);
+		/* Narrow, the type gives way to the time. */
+		if (c.w >= 46)
+			snprintf(line, sizeof line, "%s %-10s %-11s %-13s %s", mark, row->name, row->type, row->shape, time);
+		else
+			snprintf(line, sizeof line, "%s %-10s %-13s %s", mark, row->name, row->shape, time);
 		if (i == an->selected)
 			st_screen_fill(s, (st_rect){ c.x, y, c.w, 1 }, " ", &theme->roles[role]);
 		st_screen_text_fit(s, c.x, y, line, &theme->roles[role], c.w);
