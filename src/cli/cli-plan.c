@@ -52,31 +52,6 @@ cli_has_suffix(const char *s, const char *suffix)
 	return a >= b && strcasecmp(s + a - b, suffix) == 0;
 }
 
-static bool
-is_npy(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return cli_has_suffix(path, ".npy");
-	char magic[6] = { 0 };
-	size_t n = fread(magic, 1, sizeof magic, f);
-	fclose(f);
-	return n == 6 && memcmp(magic, "\x93NUMPY", 6) == 0;
-}
-
-/* Whether path names a video by its extension. */
-static bool
-is_video(const char *path)
-{
-	static const char *const kinds[] = { ".avi", ".mkv", ".mpg", ".mpeg", ".wmv", ".mp4", ".mov", ".webm", ".m4v" };
-	for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-		size_t n = strlen(path), m = strlen(kinds[k]);
-		if (n > m && strcasecmp(path + n - m, kinds[k]) == 0)
-			return true;
-	}
-	return false;
-}
-
 /* Frame --frame (default 0) of a video as an image; free with st_image_free. */
 static int
 read_frame(const cli_args *a, const char *path, st_image *img, char *err, size_t size)
@@ -113,56 +88,24 @@ read_input(const cli_args *a, st_plan *plan, const st_graph *g, int i, const cha
 {
 	const st_shape *want = st_plan_input_shape(plan, i);
 	memset(t, 0, sizeof *t);
-	t->layout = ST_LAYOUT_NCHW;
-	if (is_npy(path)) {
-		st_npy npy;
-		if (st_npy_read(path, &npy, err, size) != 0)
-			return -1;
-		st_dtype dtype = want->dtype;
-		if (st_npy_convert(&npy, dtype, err, size) != 0) {
-			st_npy_free(&npy);
-			return -1;
-		}
-		/* A sample without its batch dimension gets a batch of one. */
-		t->shape.dtype = dtype;
-		if (npy.rank == want->rank - 1) {
-			t->shape.rank = want->rank;
-			t->shape.dims[0] = 1;
-			memcpy(&t->shape.dims[1], npy.dims, sizeof npy.dims[0] * (size_t)npy.rank);
-		} else {
-			t->shape.rank = npy.rank;
-			memcpy(t->shape.dims, npy.dims, sizeof npy.dims[0] * (size_t)npy.rank);
-		}
-		t->data = st_xmalloc(npy.bytes ? npy.bytes : 1);
-		memcpy(t->data, npy.data, npy.bytes);
-		st_npy_free(&npy);
-		return 0;
-	}
+	st_input_kind kind = st_input_kind_of(path);
+	if (kind == ST_INPUT_NPY)
+		return st_input_from_npy(path, want, t, err, size);
 	/* Otherwise an image, scaled as the input layer says. */
 	const st_layer *l = st_graph_find(g, st_plan_input_name(plan, i));
-	const st_layer_desc *d = l->type->desc;
-	int scale = st_params_find(d->params, d->n_params, "image_scale");
-	int mean = st_params_find(d->params, d->n_params, "image_mean");
-	int std = st_params_find(d->params, d->n_params, "image_std");
-	if (want->rank != 4 || scale < 0 || mean < 0 || std < 0) {
+	double scale;
+	const double *mean, *std;
+	int n_mean, n_std;
+	if (want->rank != 4 || st_input_image_params(l, &scale, &mean, &n_mean, &std, &n_std) != 0) {
 		snprintf(err, size, "%s: input '%s' is not an N x C x H x W image input; give a .npy file", path,
 		         st_plan_input_name(plan, i));
 		return -1;
 	}
 	st_image img;
-	if (is_video(path) ? read_frame(a, path, &img, err, size) != 0 : st_image_read(path, &img, err, size) != 0)
+	if (kind == ST_INPUT_VIDEO ? read_frame(a, path, &img, err, size) != 0 : st_image_read(path, &img, err, size) != 0)
 		return -1;
-	t->shape = *want;
-	int64_t bytes = st_shape_bytes(want);
-	t->data = st_xmalloc((size_t)(bytes > 0 ? bytes : 1));
-	const st_value *pv = l->params.values;
-	int rc = st_image_to_tensor(&img, want, want->dtype, pv[scale].f, pv[mean].floats, pv[mean].count,
-	                            pv[std].floats, pv[std].count, t->data, err, size);
+	int rc = st_input_from_image(l, want, &img, t, err, size);
 	st_image_free(&img);
-	if (rc != 0) {
-		free(t->data);
-		t->data = NULL;
-	}
 	return rc;
 }
 

@@ -199,4 +199,30 @@ void st_pool_context(st_pool *pool, st_exec_ctx *ctx);
 /* Number of cores this process may use. */
 int st_cpu_count(void);
 
+/* ---- engine-input.c: files as input tensors ---- */
+
+typedef enum st_input_kind {
+	ST_INPUT_NPY,    /* a NumPy array, passed as it is */
+	ST_INPUT_IMAGE,  /* PNG or JPEG, converted by the input layer's parameters */
+	ST_INPUT_VIDEO   /* frames converted as images (FFmpeg) */
+} st_input_kind;
+
+struct st_image;
+/* What path holds: NumPy by its first bytes (or a .npy name when it cannot
+ * be read), a video by its extension, otherwise an image. */
+st_input_kind st_input_kind_of(const char *path);
+/* A tensor for an input of shape want from a .npy file, converted to want's
+ * dtype; a sample without the batch dimension gets a batch of one. Returns
+ * 0, or -1 with a message; caller frees t->data. */
+int st_input_from_npy(const char *path, const st_shape *want, st_tensor *t, char *err, size_t err_size);
+/* Input layer l's image conversion: scale, then mean and std (one value or
+ * one per channel); the arrays stay l's. Returns 0, or -1 when l has none. */
+int st_input_image_params(const st_layer *l, double *scale, const double **mean, int *n_mean, const double **std,
+                          int *n_std);
+/* A tensor of shape want (N x C x H x W) for input layer l from an image,
+ * converted by st_input_image_params and st_image_to_tensor. Returns 0, or
+ * -1 with a message; caller frees t->data. */
+int st_input_from_image(const st_layer *l, const st_shape *want, const struct st_image *img, st_tensor *t,
+                        char *err, size_t err_size);
+
 #endif

@@ -29,6 +29,7 @@ const st_action st_actions[] = {
 	{ "global.docs", "<F2>", "documentation of the current layer's type", NULL },
 	{ "global.plugins", "<F3>", "loaded plugins (collections)", NULL },
 	{ "global.dashboard", "P <F5>", "the live profiling dashboard", "dashboard" },
+	{ "global.analyze", "A <F6>", "analysis mode: inputs, every layer's output, channels", "analyze" },
 
 	/* The canvas. */
 	{ "canvas.left", "h <Left>", "select the layer to the left", NULL },
@@ -83,6 +84,30 @@ const st_action st_actions[] = {
 	{ "dashboard.up", "k <Up>", "scroll the layers up", NULL },
 	{ "dashboard.down", "j <Down>", "scroll the layers down", NULL },
 	{ "dashboard.back", "<Esc> q", "stop and go back to editing", NULL },
+
+	/* Analysis mode. */
+	{ "analysis.up", "k <Up>", "previous layer", NULL },
+	{ "analysis.down", "j <Down>", "next layer", NULL },
+	{ "analysis.inspect", "<Enter>", "show the layer's channels in the inspector", NULL },
+	{ "analysis.page_up", "<PageUp>", "the previous page of channels", NULL },
+	{ "analysis.page_down", "<PageDown>", "the next page of channels", NULL },
+	{ "analysis.previous_channel", "h <Left>", "the channel cursor back one", NULL },
+	{ "analysis.next_channel", "l <Right>", "the channel cursor on one", NULL },
+	{ "analysis.zoom", "z", "one channel large with its statistics, or the page", NULL },
+	{ "analysis.weights", "w", "the layer's weights (a kernel per output channel), or its output", NULL },
+	{ "analysis.colormap", "m", "the next colour map: gray, viridis, heat, diverging", NULL },
+	{ "analysis.range", "r", "one value range for the page, or each channel its own", NULL },
+	{ "analysis.export", "e", "write what the inspector shows to a PNG file", NULL },
+	{ "analysis.open", "o", "feed the input in view from a file (PNG, JPEG, .npy, video)", NULL },
+	{ "analysis.random", "R", "feed the input in view with seeded random data", NULL },
+	{ "analysis.next_input", "i", "show the next input layer", NULL },
+	{ "analysis.play", "<Space>", "play or pause the video", NULL },
+	{ "analysis.step", ".", "the video's next frame", NULL },
+	{ "analysis.step_back", ",", "the video's previous frame", NULL },
+	{ "analysis.seek_forward", "<gt>", "10 frames on", NULL },
+	{ "analysis.seek_back", "<lt>", "10 frames back", NULL },
+	{ "analysis.cancel", "c", "interrupt the run in progress", NULL },
+	{ "analysis.back", "<Esc> q", "stop and go back to editing", NULL },
 
 	/* The type-check list. */
 	{ "check.up", "k <Up>", "previous message", NULL },

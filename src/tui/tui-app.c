@@ -12,6 +12,7 @@
 
 #include "st-onnx.h"
 #include "tui-app.h"
+#include "tui-analysis.h"
 #include "tui-dashboard.h"
 
 /* The editor's own commands, beside the session's st_commands. */
@@ -34,6 +35,10 @@ const st_app_command_desc st_app_commands[] = {
 	{ "compare", "FILE FILE...", "inference reports side by side, against the first" },
 	{ "heat", "", "colour the canvas by the open report's layer times, or stop" },
 	{ "dashboard", "", "live profiling: run the model continuously, per-layer times and history" },
+	{ "analyze", "", "analysis mode: run the model on chosen inputs and look at every layer's channels" },
+	{ "input", "[LAYER] FILE", "feed an input layer from a PNG, JPEG, .npy or video file (analysis mode)" },
+	{ "graphics", "[symbols|sixel|kitty]", "how pictures are drawn; only symbols exist in this build" },
+	{ "edit", "", "back to editing from any view" },
 };
 const int st_n_app_commands = (int)(sizeof st_app_commands / sizeof st_app_commands[0]);
 
@@ -574,6 +579,16 @@ editor_command(st_app *app, int argc, char **argv, int *rc)
 		*rc = st_heat_toggle(app);
 	} else if (strcmp(c, "dashboard") == 0) {
 		*rc = st_dashboard_open(app);
+	} else if (strcmp(c, "analyze") == 0 || strcmp(c, "analyse") == 0) {
+		*rc = st_analysis_open(app);
+	} else if (strcmp(c, "input") == 0) {
+		*rc = st_analysis_input(app, argc, argv);
+	} else if (strcmp(c, "graphics") == 0) {
+		*rc = st_analysis_graphics(app, argc > 1 ? argv[1] : NULL);
+	} else if (strcmp(c, "edit") == 0 && argc == 1) {
+		/* Leaving a view stops its worker (the main loop sees to it). */
+		app->view = ST_VIEW_EDIT;
+		*rc = 0;
 	} else if (strcmp(c, "keys") == 0 || strcmp(c, "help") == 0) {
 		if (strcmp(c, "help") == 0 && argc > 1)
 			return false; /* the session's help COMMAND */
@@ -869,6 +884,7 @@ st_app_free(st_app *app)
 	if (app == NULL)
 		return;
 	st_dashboard_close(app); /* its worker stops before the model goes */
+	st_analysis_close(app);
 	/* A clean end: nothing to restore next time unless edits were left
 	 * unsaved, or an earlier session's are still waiting for an answer. */
 	if (app->journal != NULL)

@@ -43,13 +43,15 @@ typedef enum st_view {
 	ST_VIEW_EDIT,
 	ST_VIEW_REPORT,      /* one inference report (:report) */
 	ST_VIEW_COMPARE,     /* reports side by side (:compare) */
-	ST_VIEW_DASHBOARD    /* live profiling (:dashboard, tui-dashboard.c) */
+	ST_VIEW_DASHBOARD,   /* live profiling (:dashboard, tui-dashboard.c) */
+	ST_VIEW_ANALYSIS     /* inputs, layer outputs and channels (:analyze, tui-analysis.c) */
 } st_view;
 
 /* The views' own state, private to their files. */
 typedef struct st_report_view st_report_view;
 typedef struct st_compare_view st_compare_view;
 typedef struct st_dashboard st_dashboard;
+typedef struct st_analysis st_analysis;
 
 typedef struct st_app st_app;
 
@@ -150,6 +152,7 @@ struct st_app {
 	st_compare_view *compare;  /* the open comparison, or NULL */
 	st_heat heat;              /* the heat table; canvas.heat points here while it shows */
 	st_dashboard *dashboard;   /* while the dashboard is open (its worker runs), or NULL */
+	st_analysis *analysis;     /* while analysis mode is open (its worker waits or runs), or NULL */
 
 	/* The status line: the last message and how it ended. */
 	char status[320];

@@ -472,35 +472,13 @@ st_dashboard_open(st_app *app)
 		app->view = ST_VIEW_DASHBOARD;
 		return 0;
 	}
-	/* A private copy of the model: the worker never sees the session's graph. */
-	st_graph *g = st_app_graph(app);
-	char *text = st_model_serialize(g);
-	st_diag d;
-	st_diag_init(&d);
-	st_graph *copy = st_model_parse(text, strlen(text), app->path ? app->path : "(new model)", app->registry, &d);
-	free(text);
-	if (copy == NULL) {
-		st_app_message(app, ST_SEVERITY_ERROR, "dashboard: the model cannot be copied: %s",
-		               d.count ? d.items[0].text : "?");
-		st_diag_free(&d);
+	st_runner_setup setup;
+	char why[640];
+	if (st_runner_setup_of(app, &setup, why, sizeof why) != 0) {
+		st_app_message(app, ST_SEVERITY_ERROR, "dashboard: %s", why);
 		return -1;
 	}
-	st_diag_free(&d);
-	st_runner_setup setup = { .graph = copy, .threads = 0, .format = -1 };
-	setup.model = app->path ? st_xstrdup(app->path) : NULL;
-	/* The weights folder as `strata run` finds it: the network's setting,
-	 * inside the model's folder. */
-	const char *written = g->network.values[ST_NET_WEIGHTS].s;
-	if (written == NULL || written[0] == '\0') {
-		setup.weights_note = st_xstrdup("the model names no weights folder");
-	} else if (app->path == NULL) {
-		setup.weights_note = st_xstrdup("the model is not saved yet, so its weights folder cannot be found");
-	} else {
-		char why[512];
-		setup.weights_dir = st_model_path(app->path, written, false, why, sizeof why);
-		if (setup.weights_dir == NULL)
-			setup.weights_note = st_xasprintf("the weights folder %s", why);
-	}
+	setup.threads = 0;
 	char err[256];
 	st_runner *runner = st_runner_start(&setup, err, sizeof err);
 	if (runner == NULL) {

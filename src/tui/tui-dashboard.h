@@ -132,7 +132,24 @@ void st_dashboard_drain(st_app *app);
 /* The actions the hint line shows while it is open (NULL-terminated). */
 extern const char *const st_dashboard_hints[];
 
-/* ---- tui-runner.c: the worker ---- */
+/* ---- tui-runner.c: the worker, and what other workers share with it ---- */
+
+/* A setup from the application's model: a private copy of its graph, its
+ * file, and its weights folder or why there is none; format -1 and threads
+ * 0. Returns 0, or -1 with the reason in err. The caller hands it to a
+ * worker, or frees its contents with st_runner_setup_free. */
+int st_runner_setup_of(st_app *app, st_runner_setup *setup, char *err, size_t err_size);
+void st_runner_setup_free(st_runner_setup *setup);
+/* Binds setup's weights to plan, or random ones when they cannot be bound
+ * (*note then says why; else NULL). Returns 0, or -1 with the reason in
+ * *why. Caller frees *note and *why. */
+int st_runner_bind_weights(st_plan *plan, const st_runner_setup *setup, char **note, char **why);
+/* Every diagnostic's text, a line each (fallback when there is none);
+ * caller frees. */
+char *st_runner_diag_text(const st_diag *d, const char *fallback);
+/* Why graph g does not type-check, a line per error; caller frees. */
+char *st_runner_type_errors(const st_graph *g);
+
 
 /* Starts a worker thread on setup (whose contents it takes over, and frees
  * even on failure) that compiles, binds weights, sets random inputs and

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tui-app.h"
+#include "tui-analysis.h"
 #include "tui-dashboard.h"
 
 /* Terminal modes the editor turns on, and off again at the end. */
@@ -189,7 +190,8 @@ draw_title(st_app *app, st_screen *s)
 	st_screen_text_fit(s, 0, 0, left, bar, s->w);
 	char right[128];
 	static const char *const modes[] = { [ST_VIEW_EDIT] = "EDIT", [ST_VIEW_REPORT] = "REPORT",
-		                             [ST_VIEW_COMPARE] = "COMPARE", [ST_VIEW_DASHBOARD] = "DASHBOARD" };
+		                             [ST_VIEW_COMPARE] = "COMPARE", [ST_VIEW_DASHBOARD] = "DASHBOARD",
+		                             [ST_VIEW_ANALYSIS] = "ANALYSIS" };
 	int n = snprintf(right, sizeof right, "%s %s %d layer%s", modes[app->view], st_glyph_text(s, ST_G_HLINE),
 	                 g->n_layers, g->n_layers == 1 ? "" : "s");
 	if (g->errors > 0)
@@ -229,6 +231,7 @@ draw_hints(st_app *app, st_screen *s)
 		return;
 	}
 	const char *const *hints = app->view == ST_VIEW_DASHBOARD ? st_dashboard_hints
+	                           : app->view == ST_VIEW_ANALYSIS ? st_analysis_hints
 	                           : app->view != ST_VIEW_EDIT    ? st_view_hints(app)
 	                                                          : hint_actions[app->focus];
 	int x = 1;
@@ -284,6 +287,8 @@ st_app_draw(st_app *app)
 		st_rect old = st_screen_set_clip(s, r);
 		if (app->view == ST_VIEW_DASHBOARD)
 			st_dashboard_draw(app, s, r);
+		else if (app->view == ST_VIEW_ANALYSIS)
+			st_analysis_draw(app, s, r);
 		else
 			st_view_draw(app, s, r);
 		st_screen_set_clip(s, old);
@@ -408,7 +413,9 @@ st_app_key(st_app *app, const st_key *k)
 	if (app->view != ST_VIEW_EDIT) {
 		/* The view first; of the editor's keys only those that make sense
 		 * away from the model (the command line, help, menus, saving). */
-		bool (*view_key)(st_app *, const st_key *) = app->view == ST_VIEW_DASHBOARD ? st_dashboard_key : st_view_key;
+		bool (*view_key)(st_app *, const st_key *) = app->view == ST_VIEW_DASHBOARD  ? st_dashboard_key
+		                                             : app->view == ST_VIEW_ANALYSIS ? st_analysis_key
+		                                                                             : st_view_key;
 		if (k->kind != ST_KEY_KEY && k->kind != ST_KEY_PASTE) {
 			view_key(app, k);
 			return;
@@ -641,6 +648,10 @@ st_tui_main(const st_tui_options *opt)
 		/* Whatever left the dashboard's view (a key, :report), its worker stops. */
 		if (app->dashboard != NULL && app->view != ST_VIEW_DASHBOARD)
 			st_dashboard_close(app);
+		if (app->analysis != NULL && app->view != ST_VIEW_ANALYSIS)
+			st_analysis_close(app);
+		/* A playing video asks for its next frame when it is due. */
+		st_analysis_tick(app);
 		st_app_draw(app);
 		if (app->redraw_all) {
 			st_term_invalidate();
@@ -651,18 +662,23 @@ st_tui_main(const st_tui_options *opt)
 		/* Wait for input, a signal or libtermkey's Esc timeout. */
 		/* The dashboard's worker wakes the loop with news (at most every
 		 * 250 ms); the timeout is only a backstop. */
-		int dash_fd = st_dashboard_fd(app);
+		int dash_fd = app->dashboard != NULL ? st_dashboard_fd(app) : st_analysis_fd(app);
 		struct pollfd fds[3] = { { STDIN_FILENO, POLLIN, 0 }, { wake_pipe[0], POLLIN, 0 }, { dash_fd, POLLIN, 0 } };
 		TermKeyKey key;
 		TermKeyResult res = termkey_getkey(tk, &key);
 		/* Idle, the model file is looked at every 2 s. */
 		int timeout = dash_fd >= 0 ? 500 : app->path != NULL ? 2000 : -1;
+		int frame_due = st_analysis_timeout(app);
+		if (frame_due >= 0 && (timeout < 0 || frame_due < timeout))
+			timeout = frame_due;
 		if (res == TERMKEY_RES_AGAIN)
 			timeout = termkey_get_waittime(tk);
 		if (res == TERMKEY_RES_NONE || res == TERMKEY_RES_AGAIN) {
 			int n = poll(fds, dash_fd >= 0 ? 3 : 2, timeout);
-			if (dash_fd >= 0 && (fds[2].revents & POLLIN))
+			if (dash_fd >= 0 && (fds[2].revents & POLLIN)) {
 				st_dashboard_drain(app);
+				st_analysis_drain(app);
+			}
 			if (n < 0 && errno != EINTR) {
 				input_failed = errno;
 				break;

@@ -44,6 +44,7 @@ static const menu menus[] = {
 	  { { "Manage collections", "plugins" },
 	    { "Open report...", "report " },
 	    { "Compare reports...", "compare " },
+	    { "Analysis mode", "analyze" },
 	    { "Profiling dashboard", "dashboard" } } },
 	{ "Help", { { "Key bindings", "keys" }, { "Layer documentation", "docs" } } },
 };

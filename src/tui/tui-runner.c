@@ -63,9 +63,8 @@ wake_throttled(st_runner *r)
 	}
 }
 
-/* Every diagnostic's text, a line each; caller frees. */
-static char *
-diag_text(const st_diag *d, const char *fallback)
+char *
+st_runner_diag_text(const st_diag *d, const char *fallback)
 {
 	if (d->count == 0)
 		return st_xstrdup(fallback);
@@ -99,27 +98,14 @@ build(st_runner *r, int threads, int format, char **why, char **note)
 	set_phase(r, ST_DASH_STARTING, "compiling the plan");
 	r->plan = st_plan_compile(r->setup.graph, &opt, &d);
 	if (r->plan == NULL) {
-		*why = diag_text(&d, "the plan could not be compiled");
+		*why = st_runner_diag_text(&d, "the plan could not be compiled");
 		st_diag_free(&d);
 		return -1;
 	}
 	st_diag_free(&d);
 	set_phase(r, ST_DASH_STARTING, "binding weights");
-	st_diag_init(&d);
-	*note = NULL;
-	if (st_plan_bind_weights(r->plan, r->setup.weights_dir, &d) != 0) {
-		/* Untrained designs are worth profiling too: random weights, said so. */
-		*note = st_xasprintf("random weights: %s",
-		                     r->setup.weights_note ? r->setup.weights_note : d.count ? d.items[0].text : "none bound");
-		st_diag_free(&d);
-		st_diag_init(&d);
-		if (st_plan_bind_random_weights(r->plan, 0, &d) != 0) {
-			*why = diag_text(&d, "weights could not be bound");
-			st_diag_free(&d);
-			return -1;
-		}
-	}
-	st_diag_free(&d);
+	if (st_runner_bind_weights(r->plan, &r->setup, note, why) != 0)
+		return -1;
 	for (int i = 0; i < st_plan_input_count(r->plan); i++) {
 		st_tensor t;
 		st_tensor_random(st_plan_input_shape(r->plan, i), 1000003u * (uint64_t)(i + 1), &t);
@@ -127,7 +113,7 @@ build(st_runner *r, int threads, int format, char **why, char **note)
 		int rc = st_plan_set_input(r->plan, i, &t, &d);
 		free(t.data);
 		if (rc != 0) {
-			*why = diag_text(&d, "an input could not be set");
+			*why = st_runner_diag_text(&d, "an input could not be set");
 			st_diag_free(&d);
 			return -1;
 		}
@@ -220,7 +206,7 @@ take_snapshot(st_runner *r, double mean_ms, char **why)
 	if (rc == 1) {
 		*why = st_xstrdup("the snapshot was interrupted");
 	} else if (rc != 0) {
-		*why = diag_text(&d, "the run failed");
+		*why = st_runner_diag_text(&d, "the run failed");
 	} else {
 		char *dir = st_report_default_dir(r->setup.model);
 		char err[512];
@@ -241,9 +227,8 @@ wait_for_request(st_runner *r)
 		pthread_cond_wait(&r->changed, &r->lock);
 }
 
-/* Reasons the graph does not type-check, a line each; caller frees. */
-static char *
-type_errors(const st_graph *g)
+char *
+st_runner_type_errors(const st_graph *g)
 {
 	int n;
 	st_graph_message *m = st_graph_messages(g, &n);
@@ -323,7 +308,7 @@ run_plan(st_runner *r, int *threads, int *format)
 			continue; /* cancelled: the requests are looked at above */
 		}
 		if (rc != 0) {
-			char *why = diag_text(&d, "the run failed");
+			char *why = st_runner_diag_text(&d, "the run failed");
 			st_diag_free(&d);
 			set_phase(r, ST_DASH_FAILED, why);
 			free(why);
@@ -367,7 +352,7 @@ worker(void *arg)
 	st_graph_check(r->setup.graph);
 	if (r->setup.graph->errors > 0 || r->setup.graph->n_layers == 0) {
 		char *why = r->setup.graph->n_layers == 0 ? st_xstrdup("the model is empty: add layers first")
-		                                          : type_errors(r->setup.graph);
+		                                          : st_runner_type_errors(r->setup.graph);
 		set_phase(r, ST_DASH_FAILED, why);
 		free(why);
 		pthread_mutex_lock(&r->lock);
@@ -452,15 +437,80 @@ worker(void *arg)
 	return NULL;
 }
 
+int
+st_runner_bind_weights(st_plan *plan, const st_runner_setup *setup, char **note, char **why)
+{
+	st_diag d;
+	st_diag_init(&d);
+	*note = NULL;
+	if (st_plan_bind_weights(plan, setup->weights_dir, &d) != 0) {
+		/* Untrained designs are worth running too: random weights, said so. */
+		*note = st_xasprintf("random weights: %s",
+		                     setup->weights_note ? setup->weights_note : d.count ? d.items[0].text : "none bound");
+		st_diag_free(&d);
+		st_diag_init(&d);
+		if (st_plan_bind_random_weights(plan, 0, &d) != 0) {
+			*why = st_runner_diag_text(&d, "weights could not be bound");
+			st_diag_free(&d);
+			return -1;
+		}
+	}
+	st_diag_free(&d);
+	return 0;
+}
+
+int
+st_runner_setup_of(st_app *app, st_runner_setup *setup, char *err, size_t err_size)
+{
+	memset(setup, 0, sizeof *setup);
+	/* A private copy of the model: a worker never sees the session's graph. */
+	st_graph *g = st_app_graph(app);
+	char *text = st_model_serialize(g);
+	st_diag d;
+	st_diag_init(&d);
+	st_graph *copy = st_model_parse(text, strlen(text), app->path ? app->path : "(new model)", app->registry, &d);
+	free(text);
+	if (copy == NULL) {
+		snprintf(err, err_size, "the model cannot be copied: %s", d.count ? d.items[0].text : "?");
+		st_diag_free(&d);
+		return -1;
+	}
+	st_diag_free(&d);
+	setup->graph = copy;
+	setup->format = -1;
+	setup->model = app->path ? st_xstrdup(app->path) : NULL;
+	/* The weights folder as `strata run` finds it: the network's setting,
+	 * inside the model's folder. */
+	const char *written = g->network.values[ST_NET_WEIGHTS].s;
+	if (written == NULL || written[0] == '\0') {
+		setup->weights_note = st_xstrdup("the model names no weights folder");
+	} else if (app->path == NULL) {
+		setup->weights_note = st_xstrdup("the model is not saved yet, so its weights folder cannot be found");
+	} else {
+		char why[512];
+		setup->weights_dir = st_model_path(app->path, written, false, why, sizeof why);
+		if (setup->weights_dir == NULL)
+			setup->weights_note = st_xasprintf("the weights folder %s", why);
+	}
+	return 0;
+}
+
+void
+st_runner_setup_free(st_runner_setup *setup)
+{
+	st_graph_free(setup->graph);
+	free(setup->model);
+	free(setup->weights_dir);
+	free(setup->weights_note);
+	memset(setup, 0, sizeof *setup);
+}
+
 /* Frees what a runner holds once its worker has ended (or never began). */
 static void
 free_runner(st_runner *r)
 {
 	st_plan_free(r->plan);
-	st_graph_free(r->setup.graph);
-	free(r->setup.model);
-	free(r->setup.weights_dir);
-	free(r->setup.weights_note);
+	st_runner_setup_free(&r->setup);
 	st_dash_data_free(&r->data);
 	pthread_cond_destroy(&r->changed);
 	pthread_mutex_destroy(&r->lock);

@@ -1,0 +1,434 @@
+/* Unit tests: analysis mode in the screen model: switching to it and back,
+ * the overview in execution order with the selection's links marked, the
+ * inspector's grid, paging, zoom statistics with exact numbers for a known
+ * tensor, weights, PNG export, inputs from .npy, PNG and video files, and a
+ * broken model's errors; its worker leaves no thread behind. */
+#include "config.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "helpers.h"
+#include "tui-analysis.h"
+#include "tui-helpers.h"
+
+static char *test_dir;
+
+/* Writes text to test_dir/name; returns the path (caller frees). */
+static char *
+write_in_test_dir(const char *name, const char *text)
+{
+	char *path = st_xasprintf("%s/%s", test_dir, name);
+	char err[256];
+	cr_assert_eq(st_write_file_atomic(path, text, strlen(text), err, sizeof err), 0, "%s", err);
+	return path;
+}
+
+static st_app *
+app_on(const char *model, int w, int h)
+{
+	st_tui_options opt = { .model = model, .theme = NULL, .ascii = -1, .colors = -1 };
+	st_diag d;
+	st_diag_init(&d);
+	st_app *app = st_app_new(&opt, &d);
+	cr_assert_not_null(app, "st_app_new: %s", d.count ? d.items[0].text : "?");
+	st_diag_free(&d);
+	app->screen = st_screen_new(w, h);
+	return app;
+}
+
+/* The Fashion-MNIST example, copied with its weights folder linked. */
+static st_app *
+open_fashion(int w, int h)
+{
+	test_dir = tui_test_home("tui-analysis");
+	const char *top = getenv("top_srcdir");
+	char *src = st_xasprintf("%s/examples/fashion_mnist/fashion_mnist.strata.json", top);
+	size_t len;
+	char *text = st_read_file(src, &len);
+	cr_assert_not_null(text, "cannot read %s (is top_srcdir set?)", src);
+	char *model = write_in_test_dir("fashion.strata.json", text);
+	/* The weights folder, copied: a link out of the model's folder is refused. */
+	char *dir = st_xasprintf("%s/weights", test_dir);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	static const char *const files[] = { "conv1_weights", "conv1_bias", "conv2_weights", "conv2_bias",
+		                             "fc1_weights", "fc1_bias", "fc2_weights", "fc2_bias" };
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char *from = st_xasprintf("%s/examples/fashion_mnist/weights/%s.npy", top, files[i]);
+		char *to = st_xasprintf("%s/%s.npy", dir, files[i]);
+		size_t n;
+		char *bytes = st_read_file(from, &n);
+		cr_assert_not_null(bytes, "%s", from);
+		char err[256];
+		cr_assert_eq(st_write_file_atomic(to, bytes, n, err, sizeof err), 0, "%s", err);
+		free(bytes);
+		free(from);
+		free(to);
+	}
+	st_app *app = app_on(model, w, h);
+	free(dir);
+	free(text);
+	free(src);
+	free(model);
+	return app;
+}
+
+/* A model that passes a 4x3x5 input through, and a ramp for it: channel c
+ * holds 15c .. 15c+14. */
+static st_app *
+open_pass(int w, int h)
+{
+	test_dir = tui_test_home("tui-analysis");
+	char *model = write_in_test_dir(
+		"pass.strata.json",
+		"{\"format\": \"strata-model\", \"version\": 1, \"layers\": ["
+		"{\"name\": \"data\", \"type\": \"input\", \"params\": {\"dims\": [4, 3, 5]}},"
+		"{\"name\": \"same\", \"type\": \"elementwise\", \"params\": {\"operation\": \"max\"}, \"inputs\": [\"data\", \"data\"]},"
+		"{\"name\": \"out\", \"type\": \"output\", \"inputs\": [\"same\"]}]}");
+	float ramp[60];
+	for (int i = 0; i < 60; i++)
+		ramp[i] = (float)i;
+	st_shape s = { .rank = 4, .dims = { 1, 4, 3, 5 }, .dtype = ST_DTYPE_FLOAT32 };
+	char *npy = st_xasprintf("%s/ramp.npy", test_dir);
+	char err[256];
+	cr_assert_eq(st_npy_write(npy, &s, ramp, err, sizeof err), 0, "%s", err);
+	free(npy);
+	st_app *app = app_on(model, w, h);
+	free(model);
+	return app;
+}
+
+static void
+close_app(st_app *app)
+{
+	st_app_free(app);
+	test_remove_dir(test_dir);
+	test_dir = NULL;
+}
+
+static int
+thread_count(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	cr_assert_not_null(dir);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(dir)) != NULL;)
+		n += e->d_name[0] != '.';
+	closedir(dir);
+	return n;
+}
+
+/* Runs a ':' command and waits for the run it starts. */
+static void
+command_and_wait(st_app *app, const char *line)
+{
+	cr_assert_eq(st_app_command(app, line), 0, "%s: %s", line, app->status);
+	/* The request is taken once the worker looks; a finished old run may
+	 * still show, so wait for the phase to leave DONE first when it can. */
+	cr_assert(st_analysis_wait(app, 20), "no run finished after %s", line);
+}
+
+/* Waits until the frame holds text (the worker finishing), up to 20 s. */
+static char *
+frame_with(st_app *app, const char *text)
+{
+	double until = st_now() + 20;
+	for (;;) {
+		st_analysis_tick(app); /* as the main loop does before each frame */
+		char *f = tui_frame(app);
+		if (strstr(f, text) != NULL || st_now() > until)
+			return f;
+		free(f);
+		st_analysis_wait(app, 0.05);
+	}
+}
+
+/* Moves the overview's selection to the row named name. */
+static void
+select_row(st_app *app, const char *name)
+{
+	for (int i = 0; i < 20; i++)
+		tui_press(app, "k");
+	for (int i = 0; i < 20; i++) {
+		char *f = tui_frame(app);
+		char *row = NULL;
+		/* The selected row is the one drawn in the selected style. */
+		for (int y = 0; y < app->screen->h && row == NULL; y++) {
+			for (int x = 0; x < app->screen->w / 2; x++) {
+				st_cell *c = st_screen_at(app->screen, x, y);
+				if (c != NULL && memcmp(&c->style, st_app_style(app, ST_ROLE_SELECTED), sizeof c->style) == 0) {
+					row = st_screen_row_text(app->screen, x, y, app->screen->w / 2 - x);
+					break;
+				}
+			}
+		}
+		free(f);
+		char want[64];
+		snprintf(want, sizeof want, " %s ", name);
+		bool here = row != NULL && strstr(row, want) != NULL;
+		free(row);
+		if (here)
+			return;
+		tui_press(app, "j");
+	}
+	cr_assert_fail("no row %s in the overview", name);
+}
+
+/* Cells in the inspector's area (right of column x0, rows y0..y1) that are not blank. */
+static int
+drawn_cells(st_app *app, int x0, int y0, int y1)
+{
+	int n = 0;
+	for (int y = y0; y <= y1; y++)
+		for (int x = x0; x < app->screen->w - 1; x++) {
+			st_cell *c = st_screen_at(app->screen, x, y);
+			n += c != NULL && strcmp(c->ch, " ") != 0 && c->ch[0] != '\0';
+		}
+	return n;
+}
+
+Test(tui_analysis, analyze_switches_the_view_and_esc_goes_back)
+{
+	int before = thread_count();
+	st_app *app = open_fashion(120, 40);
+	command_and_wait(app, "analyze");
+	cr_assert_eq(app->view, ST_VIEW_ANALYSIS);
+	char *f = frame_with(app, "DONE  run 1");
+	cr_assert(strstr(f, "ANALYSIS ─") != NULL, "%s", f);
+	cr_assert(strstr(f, "Model Input · pixels") != NULL, "%s", f);
+	cr_assert(strstr(f, "Network Overview") != NULL, "%s", f);
+	cr_assert(strstr(f, "DONE  run 1 in ") != NULL, "%s", f);
+	cr_assert(strstr(f, "no file: random data") != NULL, "%s", f);
+	cr_assert(strstr(f, "symbols, monochrome") != NULL, "the graphics mode is shown: %s", f);
+	/* Execution order. */
+	const char *order[] = { "pixels", "conv1", "pool1", "conv2", "pool2", "fc1", "fc2", "logits" };
+	const char *at = f;
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+		char want[32];
+		snprintf(want, sizeof want, " %s ", order[i]);
+		const char *p = strstr(at, want);
+		cr_assert_not_null(p, "%s not after the layer before it:\n%s", order[i], f);
+		at = p;
+	}
+	cr_assert(strstr(f, "1x16x28x28") != NULL, "conv1's shape: %s", f);
+	cr_assert(strstr(f, " ms") != NULL, "times: %s", f);
+	free(f);
+	int during = thread_count();
+	cr_assert_gt(during, before, "no worker thread");
+	tui_press(app, "<Esc>");
+	f = tui_frame(app);
+	cr_assert_eq(app->view, ST_VIEW_EDIT);
+	cr_assert_null(app->analysis);
+	cr_assert(strstr(f, "EDIT ─") != NULL, "%s", f);
+	free(f);
+	/* libchafa keeps a pool of its own; the worker is gone. */
+	cr_assert_lt(thread_count(), during, "the worker was left running");
+	/* The key and :edit work too. */
+	tui_press(app, "A");
+	cr_assert_eq(app->view, ST_VIEW_ANALYSIS);
+	cr_assert_eq(st_app_command(app, "edit"), 0);
+	cr_assert_eq(app->view, ST_VIEW_EDIT);
+	close_app(app);
+}
+
+Test(tui_analysis, selection_marks_input_and_output_links)
+{
+	st_app *app = open_fashion(120, 40);
+	command_and_wait(app, "analyze");
+	free(frame_with(app, "DONE"));
+	select_row(app, "conv1");
+	char *f = tui_frame(app);
+	cr_assert(strstr(f, "▲ scaled") != NULL, "the input link: %s", f);
+	cr_assert(strstr(f, "▼ pool1") != NULL, "the output link: %s", f);
+	/* The marked rows carry the link colours. */
+	bool in_role = false, out_role = false;
+	for (int y = 0; y < app->screen->h; y++) {
+		char *row = st_screen_row_text(app->screen, 0, y, 48);
+		st_cell *c = st_screen_at(app->screen, 3, y);
+		if (strstr(row, "▲ scaled"))
+			in_role = memcmp(&c->style, st_app_style(app, ST_ROLE_LINK_IN), sizeof c->style) == 0;
+		if (strstr(row, "▼ pool1"))
+			out_role = memcmp(&c->style, st_app_style(app, ST_ROLE_LINK_OUT), sizeof c->style) == 0;
+		free(row);
+	}
+	cr_assert(in_role, "link-in colour");
+	cr_assert(out_role, "link-out colour");
+	free(f);
+	close_app(app);
+}
+
+Test(tui_analysis, inspector_draws_pages_zooms_and_shows_weights)
+{
+	st_app *app = open_fashion(80, 24);
+	command_and_wait(app, "analyze");
+	char *png = st_xasprintf("%s/examples/fashion_mnist/inputs/sneaker.png", getenv("top_srcdir"));
+	char *cmd = st_xasprintf("input pixels %s", png);
+	command_and_wait(app, cmd);
+	char *f = frame_with(app, "sneaker.png 28x28 grey");
+	cr_assert(strstr(f, "sneaker.png 28x28 grey") != NULL && strstr(f, "1x1x28x28 ×1") != NULL, "%s", f);
+	free(f);
+	select_row(app, "conv1");
+	tui_press(app, "<Enter>");
+	f = frame_with(app, "conv1 output · channels 0-");
+	cr_assert(strstr(f, "conv1 output · channels 0-") != NULL, "%s", f);
+	cr_assert(strstr(f, " of 16 · page 1/") != NULL, "%s", f);
+	st_inspector *in = st_analysis_inspector(app);
+	cr_assert_lt(in->page_size, 16, "a small screen pages: %d", in->page_size);
+	int x0 = 32; /* the inspector starts at two fifths of the width */
+	cr_assert_gt(drawn_cells(app, x0 + 1, 3, app->screen->h - 5), 100, "the grid is drawn:\n%s", f);
+	free(f);
+	tui_press(app, "<PageDown>");
+	f = tui_frame(app);
+	char want[64];
+	snprintf(want, sizeof want, "channels %d-", in->page_size);
+	cr_assert(strstr(f, want) != NULL && strstr(f, "page 2/") != NULL, "%s", f);
+	free(f);
+	tui_press(app, "<PageUp>");
+	tui_press(app, "z");
+	f = tui_frame(app);
+	cr_assert(strstr(f, "conv1 output · zoom") != NULL, "%s", f);
+	cr_assert(strstr(f, "channel 0/16 28x28  min ") != NULL, "%s", f);
+	cr_assert(strstr(f, "std ") != NULL, "the statistics wrap onto a second line: %s", f);
+	cr_assert(strstr(f, "NaN 0  Inf 0") != NULL, "%s", f);
+	free(f);
+	tui_press(app, "z");
+	tui_press(app, "w");
+	f = frame_with(app, "conv1 weights");
+	cr_assert(strstr(f, "conv1 weights · channels 0-") != NULL && strstr(f, "of 16") != NULL, "%s", f);
+	cr_assert_eq(in->shape.rank, 4);
+	cr_assert_eq(in->shape.dims[0], 16);
+	free(f);
+	tui_press(app, "m");
+	f = tui_frame(app);
+	cr_assert(strstr(f, "viridis") != NULL, "%s", f);
+	free(f);
+	free(cmd);
+	free(png);
+	close_app(app);
+}
+
+Test(tui_analysis, zoom_statistics_of_a_known_tensor_and_export)
+{
+	st_app *app = open_pass(120, 40);
+	command_and_wait(app, "analyze");
+	char *cmd = st_xasprintf("input data %s/ramp.npy", test_dir);
+	command_and_wait(app, cmd);
+	free(cmd);
+	char *f = frame_with(app, "ramp.npy 1x4x3x5 → passed as it is");
+	cr_assert(strstr(f, "ramp.npy 1x4x3x5 → passed as it is, shown") != NULL, "%s", f);
+	free(f);
+	select_row(app, "same");
+	tui_press(app, "<Enter>");
+	tui_press(app, "z");
+	tui_press(app, "l");
+	f = frame_with(app, "channel 1/4");
+	cr_assert(strstr(f, "channel 1/4 3x5  min 15  max 29  mean 22  std 4.32049  NaN 0  Inf 0") != NULL, "%s", f);
+	free(f);
+	/* The zoomed channel to a PNG: 5 wide, 3 high. */
+	tui_press(app, "e");
+	cr_assert_eq(app->overlay, ST_OVERLAY_PROMPT);
+	char *png = st_xasprintf("%s/one.png", test_dir);
+	tui_press(app, "<C-u>");
+	tui_type(app, png);
+	tui_press(app, "<Enter>");
+	st_image img;
+	char err[256];
+	cr_assert_eq(st_image_read(png, &img, err, sizeof err), 0, "%s (%s)", err, app->status);
+	cr_assert_eq(img.width, 5);
+	cr_assert_eq(img.height, 3);
+	st_image_free(&img);
+	/* The page to a PNG: four 3x5 pictures in a grid with gaps. */
+	tui_press(app, "z");
+	st_grid g;
+	cr_assert_eq(st_inspector_render(st_analysis_inspector(app), &g, err, sizeof err), 0, "%s", err);
+	tui_press(app, "e");
+	tui_press(app, "<C-u>");
+	tui_type(app, png);
+	tui_press(app, "<Enter>");
+	cr_assert_eq(st_image_read(png, &img, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(img.width, g.width);
+	cr_assert_eq(img.height, g.height);
+	cr_assert_gt(img.width, 5);
+	st_image_free(&img);
+	st_grid_free(&g);
+	free(png);
+	/* This layer has no weights: said so. */
+	tui_press(app, "w");
+	f = tui_frame(app);
+	cr_assert(strstr(f, "same has no weights") != NULL, "%s", f);
+	free(f);
+	/* An input layer that does not exist. */
+	cr_assert_eq(st_app_command(app, "input nothing x.png"), -1);
+	cr_assert(strstr(app->status, "no input layer 'nothing'") != NULL, "%s", app->status);
+	close_app(app);
+}
+
+Test(tui_analysis, a_video_input_steps_frames)
+{
+	if (!st_video_available())
+		cr_skip_test("this build reads no video");
+	test_dir = tui_test_home("tui-analysis");
+	char *model = write_in_test_dir(
+		"video.strata.json",
+		"{\"format\": \"strata-model\", \"version\": 1, \"layers\": ["
+		"{\"name\": \"clip\", \"type\": \"input\", \"params\": {\"dims\": [3, 24, 32]}},"
+		"{\"name\": \"pool\", \"type\": \"pooling\", \"params\": {\"kernel\": [2, 2], \"stride\": [2, 2]}, \"inputs\": [\"clip\"]},"
+		"{\"name\": \"out\", \"type\": \"output\", \"inputs\": [\"pool\"]}]}");
+	st_app *app = app_on(model, 120, 40);
+	free(model);
+	char *cmd = st_xasprintf("input %s/tests/data/video/tiny.avi", getenv("top_srcdir"));
+	command_and_wait(app, cmd);
+	free(cmd);
+	char *f = frame_with(app, "frame 0/11");
+	cr_assert(strstr(f, "tiny.avi 32x24 RGB → 1x3x24x32") != NULL, "%s", f);
+	cr_assert(strstr(f, "frame 0/11 · paused") != NULL, "%s", f);
+	free(f);
+	tui_press(app, ".");
+	f = frame_with(app, "frame 1/11");
+	cr_assert(strstr(f, "frame 1/11") != NULL, "%s", f);
+	free(f);
+	tui_press(app, "<gt>");
+	f = frame_with(app, "frame 11/11");
+	cr_assert(strstr(f, "frame 11/11") != NULL, "seeking past the end stops at the last frame: %s", f);
+	free(f);
+	tui_press(app, "<lt>");
+	f = frame_with(app, "frame 1/11");
+	cr_assert(strstr(f, "frame 1/11") != NULL, "%s", f);
+	free(f);
+	close_app(app);
+}
+
+Test(tui_analysis, a_broken_model_shows_its_errors)
+{
+	test_dir = tui_test_home("tui-analysis");
+	char *model = write_in_test_dir(
+		"broken.strata.json",
+		"{\"format\": \"strata-model\", \"version\": 1, \"layers\": ["
+		"{\"name\": \"data\", \"type\": \"input\", \"params\": {\"dims\": [3, 8, 8]}},"
+		"{\"name\": \"p\", \"type\": \"pooling\", \"inputs\": [\"data\"]},"
+		"{\"name\": \"e\", \"type\": \"eltwise\", \"inputs\": [\"data\", \"p\"]}]}");
+	st_app *app = app_on(model, 120, 40);
+	free(model);
+	command_and_wait(app, "analyze");
+	char *f = frame_with(app, "The model cannot run:");
+	cr_assert(strstr(f, "The model cannot run:") != NULL, "%s", f);
+	cr_assert(strstr(f, "1 type error; fix it in the editor:") != NULL, "%s", f);
+	cr_assert(strstr(f, "FAILED  1 type error") != NULL, "%s", f);
+	free(f);
+	close_app(app);
+}
+
+Test(tui_analysis, graphics_modes_other_than_symbols_are_refused_with_a_reason)
+{
+	st_app *app = open_pass(120, 40);
+	cr_assert_eq(st_app_command(app, "graphics symbols"), 0);
+	cr_assert(strstr(app->status, "symbols") != NULL, "%s", app->status);
+	cr_assert_eq(st_app_command(app, "graphics sixel"), -1);
+	cr_assert(strstr(app->status, "symbols stay") != NULL, "%s", app->status);
+	cr_assert_eq(st_app_command(app, "graphics braille"), -1);
+	close_app(app);
+}
