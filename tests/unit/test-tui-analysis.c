@@ -5,7 +5,6 @@
  * broken model's errors; its worker leaves no thread behind. */
 #include "config.h"
 
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,19 +25,6 @@ write_in_test_dir(const char *name, const char *text)
 	char err[256];
 	cr_assert_eq(st_write_file_atomic(path, text, strlen(text), err, sizeof err), 0, "%s", err);
 	return path;
-}
-
-static st_app *
-app_on(const char *model, int w, int h)
-{
-	st_tui_options opt = { .model = model, .theme = NULL, .ascii = -1, .colors = -1 };
-	st_diag d;
-	st_diag_init(&d);
-	st_app *app = st_app_new(&opt, &d);
-	cr_assert_not_null(app, "st_app_new: %s", d.count ? d.items[0].text : "?");
-	st_diag_free(&d);
-	app->screen = st_screen_new(w, h);
-	return app;
 }
 
 /* The Fashion-MNIST example, copied with its weights folder linked. */
@@ -69,7 +55,7 @@ open_fashion(int w, int h)
 		free(from);
 		free(to);
 	}
-	st_app *app = app_on(model, w, h);
+	st_app *app = tui_app_on(model, w, h);
 	free(dir);
 	free(text);
 	free(src);
@@ -97,7 +83,7 @@ open_pass(int w, int h)
 	char err[256];
 	cr_assert_eq(st_npy_write(npy, &s, ramp, err, sizeof err), 0, "%s", err);
 	free(npy);
-	st_app *app = app_on(model, w, h);
+	st_app *app = tui_app_on(model, w, h);
 	free(model);
 	return app;
 }
@@ -108,18 +94,6 @@ close_app(st_app *app)
 	st_app_free(app);
 	test_remove_dir(test_dir);
 	test_dir = NULL;
-}
-
-static int
-thread_count(void)
-{
-	DIR *dir = opendir("/proc/self/task");
-	cr_assert_not_null(dir);
-	int n = 0;
-	for (struct dirent *e; (e = readdir(dir)) != NULL;)
-		n += e->d_name[0] != '.';
-	closedir(dir);
-	return n;
 }
 
 /* Runs a ':' command and waits for the run it starts. */
@@ -193,7 +167,7 @@ drawn_cells(st_app *app, int x0, int y0, int y1)
 
 Test(tui_analysis, analyze_switches_the_view_and_esc_goes_back)
 {
-	int before = thread_count();
+	int before = tui_thread_count();
 	st_app *app = open_fashion(120, 40);
 	command_and_wait(app, "analyze");
 	cr_assert_eq(app->view, ST_VIEW_ANALYSIS);
@@ -217,7 +191,7 @@ Test(tui_analysis, analyze_switches_the_view_and_esc_goes_back)
 	cr_assert(strstr(f, "1x16x28x28") != NULL, "conv1's shape: %s", f);
 	cr_assert(strstr(f, " ms") != NULL, "times: %s", f);
 	free(f);
-	int during = thread_count();
+	int during = tui_thread_count();
 	cr_assert_gt(during, before, "no worker thread");
 	tui_press(app, "<Esc>");
 	f = tui_frame(app);
@@ -226,7 +200,7 @@ Test(tui_analysis, analyze_switches_the_view_and_esc_goes_back)
 	cr_assert(strstr(f, "EDIT ─") != NULL, "%s", f);
 	free(f);
 	/* libchafa keeps a pool of its own; the worker is gone. */
-	cr_assert_lt(thread_count(), during, "the worker was left running");
+	cr_assert_lt(tui_thread_count(), during, "the worker was left running");
 	/* The key and :edit work too. */
 	tui_press(app, "A");
 	cr_assert_eq(app->view, ST_VIEW_ANALYSIS);
@@ -378,7 +352,7 @@ Test(tui_analysis, a_video_input_steps_frames)
 		"{\"name\": \"clip\", \"type\": \"input\", \"params\": {\"dims\": [3, 24, 32]}},"
 		"{\"name\": \"pool\", \"type\": \"pooling\", \"params\": {\"kernel\": [2, 2], \"stride\": [2, 2]}, \"inputs\": [\"clip\"]},"
 		"{\"name\": \"out\", \"type\": \"output\", \"inputs\": [\"pool\"]}]}");
-	st_app *app = app_on(model, 120, 40);
+	st_app *app = tui_app_on(model, 120, 40);
 	free(model);
 	char *cmd = st_xasprintf("input %s/tests/data/video/tiny.avi", getenv("top_srcdir"));
 	command_and_wait(app, cmd);
@@ -411,7 +385,7 @@ Test(tui_analysis, a_broken_model_shows_its_errors)
 		"{\"name\": \"data\", \"type\": \"input\", \"params\": {\"dims\": [3, 8, 8]}},"
 		"{\"name\": \"p\", \"type\": \"pooling\", \"inputs\": [\"data\"]},"
 		"{\"name\": \"e\", \"type\": \"eltwise\", \"inputs\": [\"data\", \"p\"]}]}");
-	st_app *app = app_on(model, 120, 40);
+	st_app *app = tui_app_on(model, 120, 40);
 	free(model);
 	command_and_wait(app, "analyze");
 	char *f = frame_with(app, "The model cannot run:");

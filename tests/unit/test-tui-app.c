@@ -43,28 +43,12 @@ model_path(const char *example)
 	return model;
 }
 
-/* The editor on a model file with a w x h screen, as st_tui_main makes it. */
-static st_app *
-app_on(const char *model, int w, int h)
-{
-	st_tui_options opt = { .model = model, .theme = NULL, .ascii = -1, .colors = -1 };
-	st_diag d;
-	st_diag_init(&d);
-	st_app *app = st_app_new(&opt, &d);
-	cr_assert_not_null(app, "st_app_new: %s", d.count ? d.items[0].text : "?");
-	st_diag_free(&d);
-	cr_assert_not_null(st_registry_find_layer(app->registry, "convolution"), "std is not on STRATA_PLUGIN_PATH");
-	if (app->screen == NULL)
-		app->screen = st_screen_new(w, h);
-	return app;
-}
-
 static st_app *
 open_app(const char *example, int w, int h)
 {
 	private_home();
 	char *model = model_path(example);
-	st_app *app = app_on(model, w, h);
+	st_app *app = tui_app_on(model, w, h);
 	free(model);
 	return app;
 }
@@ -217,7 +201,7 @@ Test(tui_app, title_says_read_only_when_another_strata_has_the_model)
 {
 	private_home();
 	char *model = model_path("cnn_classifier.strata.json");
-	st_app *first = app_on(model, 120, 40);
+	st_app *first = tui_app_on(model, 120, 40);
 	/* The lock now names this process; make it name a live other one. */
 	char *dir = st_xasprintf("%s/state/strata/journal", test_dir);
 	DIR *d = opendir(dir);
@@ -234,7 +218,7 @@ Test(tui_app, title_says_read_only_when_another_strata_has_the_model)
 	char err[256];
 	cr_assert_eq(st_write_file_atomic(lock, pid, strlen(pid), err, sizeof err), 0, "%s", err);
 
-	st_app *second = app_on(model, 120, 40);
+	st_app *second = tui_app_on(model, 120, 40);
 	cr_assert(second->read_only);
 	cr_assert_eq(second->overlay, ST_OVERLAY_CONFIRM);
 	assert_frame_has(second, "is open in another Strata");
@@ -791,7 +775,7 @@ Test(tui_app, a_model_changed_on_disk_is_noticed_and_reloaded)
 {
 	private_home();
 	char *model = model_path("cnn_classifier.strata.json");
-	st_app *app = app_on(model, 120, 40);
+	st_app *app = tui_app_on(model, 120, 40);
 	st_app_command(app, "set conv1 num_output 12");
 	cr_assert(!st_app_disk_changed(app));
 	/* Someone else's save: a new file renamed over the model. */
@@ -892,7 +876,7 @@ Test(tui_app, a_link_being_made_from_a_layer_that_goes_away_is_dropped)
 {
 	private_home();
 	char *model = model_path(NULL);
-	st_app *app = app_on(model, 120, 40);
+	st_app *app = tui_app_on(model, 120, 40);
 	free(model);
 	cr_assert_eq(st_app_command(app, "add input a"), 0);
 	cr_assert_eq(st_app_command(app, "add identity b"), 0);
@@ -949,7 +933,7 @@ Test(tui_app, save_by_its_long_name_and_save_as_keep_the_file_in_view)
 {
 	private_home();
 	char *model = model_path("cnn_classifier.strata.json");
-	st_app *app = app_on(model, 120, 40);
+	st_app *app = tui_app_on(model, 120, 40);
 	st_app_command(app, "set conv1 num_output 12");
 	cr_assert_eq(st_app_command(app, "save"), 0);
 	cr_assert(!st_app_disk_changed(app), "the editor's own save is not someone else's change");
@@ -972,7 +956,7 @@ Test(tui_app, save_and_quit_over_a_changed_file_quits_once_overwritten)
 {
 	private_home();
 	char *model = model_path("cnn_classifier.strata.json");
-	st_app *app = app_on(model, 120, 40);
+	st_app *app = tui_app_on(model, 120, 40);
 	st_app_command(app, "set conv1 num_output 12");
 	char err[256];
 	char text[] = "{\"format\": \"strata-model\", \"version\": 1, \"layers\": []}\n";
@@ -995,7 +979,7 @@ Test(tui_app, the_restore_question_left_unanswered_keeps_the_edits)
 	private_home();
 	char *model = model_path("cnn_classifier.strata.json");
 	/* A session that ends without saving (as SIGKILL would leave it). */
-	st_app *app = app_on(model, 120, 40);
+	st_app *app = tui_app_on(model, 120, 40);
 	st_app_command(app, "set conv1 num_output 12");
 	int n_pending = 0;
 	bool changed;
@@ -1006,7 +990,7 @@ Test(tui_app, the_restore_question_left_unanswered_keeps_the_edits)
 	/* The next one asks; Esc quits and keeps them; so does the end of the
 	 * session with the question still open. */
 	for (int round = 0; round < 2; round++) {
-		app = app_on(model, 120, 40);
+		app = tui_app_on(model, 120, 40);
 		cr_assert_eq(app->overlay, ST_OVERLAY_CONFIRM);
 		if (round == 0) {
 			tui_press(app, "<Esc>");
@@ -1018,7 +1002,7 @@ Test(tui_app, the_restore_question_left_unanswered_keeps_the_edits)
 		cr_assert_eq(n_pending, 1);
 		free(pending);
 	}
-	app = app_on(model, 120, 40);
+	app = tui_app_on(model, 120, 40);
 	tui_press(app, "r");
 	cr_assert_eq(int_param(app, "conv1", "num_output"), 12);
 	free(model);

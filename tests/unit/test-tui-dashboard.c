@@ -4,7 +4,6 @@
  * type errors shown, pause and resume, a snapshot report, a clean stop. */
 #include "config.h"
 
-#include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +12,7 @@
 #include "helpers.h"
 #include "st-report.h"
 #include "tui-dashboard.h"
+#include "tui-helpers.h"
 
 /* ---- rings and statistics ---- */
 
@@ -313,19 +313,6 @@ iterations(st_runner *r)
 	return n;
 }
 
-/* Threads of this process. */
-static int
-thread_count(void)
-{
-	DIR *dir = opendir("/proc/self/task");
-	cr_assert_not_null(dir);
-	int n = 0;
-	for (struct dirent *e; (e = readdir(dir)) != NULL;)
-		n += e->d_name[0] != '.';
-	closedir(dir);
-	return n;
-}
-
 Test(tui_dashboard, worker_shows_type_errors_instead_of_running)
 {
 	st_runner *r = start("add input data; set data dims 3x8x8; add pooling p; connect data p;"
@@ -350,7 +337,7 @@ Test(tui_dashboard, worker_refuses_an_empty_model)
 
 Test(tui_dashboard, worker_runs_pauses_resumes_and_stops_cleanly)
 {
-	int before = thread_count();
+	int before = tui_thread_count();
 	st_runner *r = start(small_model);
 	cr_assert(wait_data(r, iterations_past, 3), "no iterations");
 	const st_dash_data *d = st_runner_lock(r);
@@ -376,7 +363,7 @@ Test(tui_dashboard, worker_runs_pauses_resumes_and_stops_cleanly)
 	cr_assert_eq(st_runner_lock(r)->threads, 2);
 	st_runner_unlock(r);
 	st_runner_stop(r);
-	cr_assert_eq(thread_count(), before, "threads left behind");
+	cr_assert_eq(tui_thread_count(), before, "threads left behind");
 }
 
 Test(tui_dashboard, snapshot_writes_a_report_strata_reads)

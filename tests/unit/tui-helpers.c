@@ -1,6 +1,7 @@
 /* Helpers for the editor's unit tests (tui-helpers.h). */
 #include "config.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -50,4 +51,31 @@ tui_frame(st_app *app)
 {
 	st_app_draw(app);
 	return st_screen_dump(app->screen);
+}
+
+st_app *
+tui_app_on(const char *model, int w, int h)
+{
+	st_tui_options opt = { .model = model, .theme = NULL, .ascii = -1, .colors = -1 };
+	st_diag d;
+	st_diag_init(&d);
+	st_app *app = st_app_new(&opt, &d);
+	cr_assert_not_null(app, "st_app_new: %s", d.count ? d.items[0].text : "?");
+	st_diag_free(&d);
+	cr_assert_not_null(st_registry_find_layer(app->registry, "convolution"), "std is not on STRATA_PLUGIN_PATH");
+	if (app->screen == NULL)
+		app->screen = st_screen_new(w, h);
+	return app;
+}
+
+int
+tui_thread_count(void)
+{
+	DIR *dir = opendir("/proc/self/task");
+	cr_assert_not_null(dir);
+	int n = 0;
+	for (struct dirent *e; (e = readdir(dir)) != NULL;)
+		n += e->d_name[0] != '.';
+	closedir(dir);
+	return n;
 }

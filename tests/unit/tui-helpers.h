@@ -15,5 +15,10 @@ void tui_press(st_app *app, const char *name);
 void tui_type(st_app *app, const char *text);
 /* Draws a frame and returns the screen's text; caller frees. */
 char *tui_frame(st_app *app);
+/* The editor on a model file with a w x h screen, as st_tui_main makes it
+ * (the standard plugin must load). Caller frees with st_app_free. */
+st_app *tui_app_on(const char *model, int w, int h);
+/* Threads of this process now. */
+int tui_thread_count(void);
 
 #endif
