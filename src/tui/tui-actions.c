@@ -107,6 +107,9 @@ const st_action st_actions[] = {
 	{ "analysis.seek_forward", "<gt>", "10 frames on", NULL },
 	{ "analysis.seek_back", "<lt>", "10 frames back", NULL },
 	{ "analysis.cancel", "c", "interrupt the run in progress", NULL },
+	{ "analysis.options", "<Tab>", "move between the overview and the runtime options", NULL },
+	{ "analysis.increase", "]", "a runtime option's value up one step (or the next choice)", NULL },
+	{ "analysis.decrease", "[", "a runtime option's value down one step (or the previous choice)", NULL },
 	{ "analysis.back", "<Esc> q", "stop and go back to editing", NULL },
 
 	/* The type-check list. */

@@ -5,6 +5,7 @@
  * line of the worker's runs. Keys come from the "analysis." actions. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,11 @@ struct st_analysis {
 	st_analyzer *worker;
 	st_inspector inspector;
 	int selected, top;     /* the overview's highlighted row and first shown */
+	/* The runtime options panel: whether it has the keys, the option under
+	 * its cursor (counting every layer's options in row order) and the
+	 * first line shown. */
+	bool options_focus;
+	int option_at, option_top;
 	int input;             /* the input shown in the Model Input window */
 	bool playing;
 	double next_frame;     /* when the playing video wants its next frame (st_now) */
@@ -31,8 +37,8 @@ struct st_analysis {
 
 const char *const st_analysis_hints[] = { "analysis.inspect", "analysis.page_down", "analysis.zoom",
 	                                  "analysis.weights", "analysis.colormap", "analysis.export",
-	                                  "analysis.open", "analysis.play", "analysis.cancel", "analysis.back",
-	                                  "global.help", NULL };
+	                                  "analysis.open", "analysis.play", "analysis.options", "analysis.cancel",
+	                                  "analysis.back", "global.help", NULL };
 
 /* ---- opening and closing ---- */
 
@@ -389,16 +395,234 @@ draw_overview(st_analysis *an, const st_an_data *d, st_screen *s, st_rect r, con
 		char time[32] = "";
 		if (row->ms >= 0)
 			snprintf(time, sizeof time, "%.2f ms", row->ms);
-		char line[256];
-		/* Narrow, the type gives way to the time. */
+		char line[512];
+		/* Narrow, the type gives way to the time; a status line follows. */
 		if (c.w >= 46)
-			snprintf(line, sizeof line, "%s %-10s %-11s %-13s %s", mark, row->name, row->type, row->shape, time);
+			snprintf(line, sizeof line, "%s %-10s %-11s %-13s %-9s %s", mark, row->name, row->type, row->shape, time,
+			         row->status);
 		else
-			snprintf(line, sizeof line, "%s %-10s %-13s %s", mark, row->name, row->shape, time);
+			snprintf(line, sizeof line, "%s %-10s %-13s %-9s %s", mark, row->name, row->shape, time, row->status);
+		if (row->status[0] != '\0' && i != an->selected && row->status_severity != ST_SEVERITY_INFO)
+			role = row->status_severity == ST_SEVERITY_ERROR ? ST_ROLE_ERROR : ST_ROLE_WARNING;
 		if (i == an->selected)
 			st_screen_fill(s, (st_rect){ c.x, y, c.w, 1 }, " ", &theme->roles[role]);
 		st_screen_text_fit(s, c.x, y, line, &theme->roles[role], c.w);
 	}
+}
+
+/* ---- runtime options ---- */
+
+/* Every layer's runtime options in row order: the total, and where option
+ * number at is (*row, *option); false when there is no such option. */
+static int
+count_options(const st_an_data *d)
+{
+	int n = 0;
+	for (int r = 0; r < d->n_rows; r++)
+		n += d->rows[r].n_options;
+	return n;
+}
+
+static bool
+find_option(const st_an_data *d, int at, int *row, int *option)
+{
+	for (int r = 0; r < d->n_rows; r++) {
+		if (at < d->rows[r].n_options) {
+			*row = r;
+			*option = at;
+			return true;
+		}
+		at -= d->rows[r].n_options;
+	}
+	return false;
+}
+
+/* How an option is changed, shown beside its value. */
+static const char *
+option_hint(const st_param_desc *p)
+{
+	if (p->flags & ST_PARAM_LABEL)
+		return "";
+	if (p->flags & ST_PARAM_TRIGGER)
+		return "Enter fires";
+	if (p->kind == ST_PARAM_BOOL)
+		return "Enter toggles";
+	if (p->kind == ST_PARAM_ENUM)
+		return "[ ] or Enter";
+	if (p->kind == ST_PARAM_STRING)
+		return "Enter edits";
+	return "[ ] steps, Enter";
+}
+
+/* The Runtime Options panel: each layer's options under its name, grouped. */
+static void
+draw_options(st_analysis *an, const st_an_data *d, st_screen *s, st_rect r, const st_theme *theme)
+{
+	st_screen_box(s, r, &theme->roles[an->options_focus ? ST_ROLE_BORDER_FOCUS : ST_ROLE_BORDER],
+	              "Runtime Options", &theme->roles[ST_ROLE_TITLE]);
+	st_rect c = { r.x + 1, r.y + 1, r.w - 2, r.h - 2 };
+	if (c.w < 4 || c.h < 1)
+		return;
+	int total = count_options(d);
+	an->option_at = an->option_at >= total ? total - 1 : an->option_at < 0 ? 0 : an->option_at;
+	/* Lines: a heading per layer with options, then one per option. */
+	int n_lines = 0, cursor_line = 0, at = 0;
+	for (int row = 0; row < d->n_rows; row++) {
+		if (d->rows[row].n_options == 0)
+			continue;
+		n_lines++;
+		for (int o = 0; o < d->rows[row].n_options; o++, at++, n_lines++)
+			cursor_line = at == an->option_at ? n_lines : cursor_line;
+	}
+	st_scroll_keep(&an->option_top, cursor_line, c.h, n_lines);
+	int line = 0;
+	at = 0;
+	for (int row = 0; row < d->n_rows; row++) {
+		const st_an_row *rw = &d->rows[row];
+		if (rw->n_options == 0)
+			continue;
+		int y = c.y + line - an->option_top;
+		if (line >= an->option_top && y < c.y + c.h)
+			st_screen_text_fit(s, c.x, y, rw->name, &theme->roles[ST_ROLE_TITLE], c.w);
+		line++;
+		for (int o = 0; o < rw->n_options; o++, at++, line++) {
+			y = c.y + line - an->option_top;
+			if (line < an->option_top || y >= c.y + c.h)
+				continue;
+			const st_an_option *opt = &rw->options[o];
+			bool here = at == an->option_at;
+			st_role role = here && an->options_focus ? ST_ROLE_SELECTED
+			               : (opt->desc->flags & ST_PARAM_LABEL) ? ST_ROLE_DIM
+			                                                     : ST_ROLE_TEXT;
+			char text[320];
+			const char *value = opt->value;
+			if (opt->desc->flags & ST_PARAM_TRIGGER)
+				value = s->ascii ? "[ fire ]" : "[ ▶ fire ]";
+			else if (opt->desc->kind == ST_PARAM_BOOL)
+				value = strcmp(opt->value, "true") == 0 ? (s->ascii ? "[x]" : "☑") : (s->ascii ? "[ ]" : "☐");
+			snprintf(text, sizeof text, "  %-14s %-16s %s", opt->desc->name, value,
+			         here && an->options_focus ? option_hint(opt->desc) : "");
+			if (here && an->options_focus)
+				st_screen_fill(s, (st_rect){ c.x, y, c.w, 1 }, " ", &theme->roles[role]);
+			st_screen_text_fit(s, c.x, y, text, &theme->roles[role], c.w);
+		}
+	}
+}
+
+/* Applies value to option number at: to the running plan at once, and to
+ * the model (an undoable edit) unless it is a trigger. */
+static void
+set_option(st_app *app, int at, const char *value)
+{
+	st_analysis *an = app->analysis;
+	const st_an_data *d = st_analyzer_lock(an->worker);
+	int row, o;
+	if (!find_option(d, at, &row, &o)) {
+		st_analyzer_unlock(an->worker);
+		return;
+	}
+	char *layer = st_xstrdup(d->rows[row].name);
+	const st_param_desc *p = d->rows[row].options[o].desc;
+	st_analyzer_unlock(an->worker);
+	if (p->flags & ST_PARAM_LABEL) {
+		st_app_message(app, ST_SEVERITY_INFO, "%s.%s is a label: the layer sets it", layer, p->name);
+		free(layer);
+		return;
+	}
+	st_analyzer_set_runtime(an->worker, row, p->name, value);
+	if (!(p->flags & ST_PARAM_TRIGGER)) {
+		char **argv = st_xcalloc(4, sizeof *argv);
+		argv[0] = st_xstrdup("set");
+		argv[1] = st_xstrdup(layer);
+		argv[2] = st_xstrdup(p->name);
+		argv[3] = st_xstrdup(value);
+		st_app_exec_words(app, argv, 4);
+	}
+	free(layer);
+}
+
+static void
+option_typed(st_app *app, const char *text, void *arg)
+{
+	if (app->analysis != NULL)
+		set_option(app, (int)(intptr_t)arg, text);
+}
+
+/* Enter on an option: toggle, fire, pick or type its value. */
+static void
+activate_option(st_app *app)
+{
+	st_analysis *an = app->analysis;
+	const st_an_data *d = st_analyzer_lock(an->worker);
+	int row, o;
+	if (!find_option(d, an->option_at, &row, &o)) {
+		st_analyzer_unlock(an->worker);
+		st_app_message(app, ST_SEVERITY_INFO, "no layer of this model has runtime options");
+		return;
+	}
+	const st_an_option opt = d->rows[row].options[o];
+	char question[160];
+	snprintf(question, sizeof question, "%s.%s:", d->rows[row].name, opt.desc->name);
+	st_analyzer_unlock(an->worker);
+	void *arg = (void *)(intptr_t)an->option_at;
+	if (opt.desc->flags & ST_PARAM_TRIGGER)
+		set_option(app, an->option_at, "true");
+	else if (opt.desc->kind == ST_PARAM_BOOL)
+		set_option(app, an->option_at, strcmp(opt.value, "true") == 0 ? "false" : "true");
+	else if (opt.desc->flags & ST_PARAM_LABEL)
+		set_option(app, an->option_at, opt.value);
+	else if (opt.desc->kind == ST_PARAM_ENUM) {
+		int n = 0, current = 0;
+		while (opt.desc->enum_values[n] != NULL) {
+			current = strcmp(opt.desc->enum_values[n], opt.value) == 0 ? n : current;
+			n++;
+		}
+		st_app_pick(app, question, opt.desc->enum_values, n, current, option_typed, arg);
+	} else
+		st_app_prompt(app, question, opt.value, option_typed, arg);
+}
+
+/* [ and ]: a number a step down or up (within its bounds), a choice the
+ * previous or next. */
+static void
+step_option(st_app *app, int direction)
+{
+	st_analysis *an = app->analysis;
+	const st_an_data *d = st_analyzer_lock(an->worker);
+	int row, o;
+	if (!find_option(d, an->option_at, &row, &o)) {
+		st_analyzer_unlock(an->worker);
+		return;
+	}
+	const st_an_option opt = d->rows[row].options[o];
+	st_analyzer_unlock(an->worker);
+	const st_param_desc *p = opt.desc;
+	char value[128] = "";
+	if (p->flags & (ST_PARAM_LABEL | ST_PARAM_TRIGGER))
+		return;
+	if (p->kind == ST_PARAM_ENUM) {
+		int n = 0, current = 0;
+		while (p->enum_values[n] != NULL) {
+			current = strcmp(p->enum_values[n], opt.value) == 0 ? n : current;
+			n++;
+		}
+		snprintf(value, sizeof value, "%s", p->enum_values[(current + direction + n) % n]);
+	} else if (p->kind == ST_PARAM_INT || p->kind == ST_PARAM_FLOAT) {
+		double v = strtod(opt.value, NULL) + direction * st_param_step(p);
+		if ((p->flags & ST_PARAM_HAS_MIN) && v < p->min)
+			v = p->min;
+		if ((p->flags & ST_PARAM_HAS_MAX) && v > p->max)
+			v = p->max;
+		if (p->kind == ST_PARAM_INT)
+			snprintf(value, sizeof value, "%lld", (long long)v);
+		else
+			snprintf(value, sizeof value, "%.6g", v);
+	} else if (p->kind == ST_PARAM_BOOL) {
+		snprintf(value, sizeof value, "%s", direction > 0 ? "true" : "false");
+	} else {
+		return;
+	}
+	set_option(app, an->option_at, value);
 }
 
 /* Copies the inspected layer's tensor after each finished run. */
@@ -442,6 +666,10 @@ draw_status(st_analysis *an, const st_an_data *d, st_screen *s, int x, int y, in
 	case ST_AN_DONE:
 		snprintf(line, sizeof line, "DONE  run %ld in %.3f ms · cpu · %s%s%s", d->runs, d->seconds * 1e3,
 		         st_tensor_format_name(d->format), d->note ? " · " : "", d->note ? d->note : "");
+		if (d->option_error != NULL) {
+			snprintf(line, sizeof line, "REFUSED  %s", d->option_error);
+			role = ST_ROLE_WARNING;
+		}
 		break;
 	case ST_AN_CANCELLED:
 		snprintf(line, sizeof line, "CANCELLED  the outputs shown are from run %ld", d->runs);
@@ -471,6 +699,19 @@ st_analysis_draw(st_app *app, st_screen *s, st_rect r)
 	refresh_inspector(an);
 	const st_an_data *d = st_analyzer_lock(an->worker);
 	draw_input(an, d, s, input, app->theme);
+	/* With runtime options, their panel takes the overview's lower part. */
+	int total = count_options(d);
+	if (total > 0 && overview.h >= 8) {
+		int lines = total;
+		for (int row = 0; row < d->n_rows; row++)
+			lines += d->rows[row].n_options > 0;
+		int h = lines + 2 < overview.h / 2 ? lines + 2 : overview.h / 2;
+		st_rect options = { overview.x, overview.y + overview.h - h, overview.w, h };
+		overview.h -= h;
+		draw_options(an, d, s, options, app->theme);
+	} else {
+		an->options_focus = false;
+	}
 	draw_overview(an, d, s, overview, app->theme);
 	const char *layer = an->inspector.row >= 0 && an->inspector.row < d->n_rows ? d->rows[an->inspector.row].name
 	                                                                             : NULL;
@@ -553,7 +794,25 @@ st_analysis_key(st_app *app, const st_key *k)
 	bool row_weights = an->selected < n_rows && d->rows[an->selected].has_weights;
 	st_analyzer_unlock(an->worker);
 	int64_t frame;
-	if (strcmp(n, "back") == 0) {
+	if (strcmp(n, "options") == 0) {
+		d = st_analyzer_lock(an->worker);
+		int total = count_options(d);
+		st_analyzer_unlock(an->worker);
+		an->options_focus = total > 0 && !an->options_focus;
+		if (total == 0)
+			st_app_message(app, ST_SEVERITY_INFO, "no layer of this model has runtime options");
+	} else if (strcmp(n, "increase") == 0 || strcmp(n, "decrease") == 0) {
+		if (an->options_focus)
+			step_option(app, n[0] == 'i' ? 1 : -1);
+	} else if (an->options_focus && (strcmp(n, "up") == 0 || strcmp(n, "down") == 0)) {
+		d = st_analyzer_lock(an->worker);
+		int total = count_options(d);
+		st_analyzer_unlock(an->worker);
+		int want = an->option_at + (n[0] == 'u' ? -1 : 1);
+		an->option_at = want < 0 ? 0 : want >= total ? (total > 0 ? total - 1 : 0) : want;
+	} else if (an->options_focus && strcmp(n, "inspect") == 0) {
+		activate_option(app);
+	} else if (strcmp(n, "back") == 0) {
 		st_analysis_close(app);
 	} else if (strcmp(n, "up") == 0 || strcmp(n, "down") == 0) {
 		int want = an->selected + (n[0] == 'u' ? -1 : 1);

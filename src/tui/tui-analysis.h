@@ -23,6 +23,13 @@ typedef enum st_an_phase {
 	ST_AN_FAILED     /* the message says why */
 } st_an_phase;
 
+/* A runtime option of a layer (ST_PARAM_RUNTIME, TRIGGER or LABEL) and
+ * its value in the plan, as text. */
+typedef struct st_an_option {
+	const st_param_desc *desc; /* the registry's */
+	char value[128];
+} st_an_option;
+
 /* A layer of the plan, in execution order. */
 typedef struct st_an_row {
 	char *name, *type;
@@ -32,6 +39,10 @@ typedef struct st_an_row {
 	int n_inputs;
 	bool has_weights;
 	const st_layer *layer; /* in the worker's copy of the graph */
+	char status[256];      /* its status line from the last run (api->status), or "" */
+	st_severity status_severity;
+	st_an_option *options; /* its runtime options, or NULL */
+	int n_options;
 } st_an_row;
 
 /* An input layer and what feeds it. */
@@ -59,6 +70,7 @@ typedef struct st_an_data {
 	double seconds;        /* the last finished run's time */
 	long runs;             /* finished runs */
 	st_tensor_format format;
+	char *option_error;    /* why the last runtime option change was refused, or NULL */
 } st_an_data;
 
 typedef struct st_analyzer st_analyzer;
@@ -85,6 +97,10 @@ void st_analyzer_unlock(st_analyzer *a);
 void st_analyzer_set_file(st_analyzer *a, int input, const char *path);
 /* Shows frame of input i's video (clamped to the video) and runs again. */
 void st_analyzer_set_frame(st_analyzer *a, int input, int64_t frame);
+/* Sets runtime option param of row's layer to value (text, as the edit
+ * command set takes it) before the next run, and runs again; a refusal is
+ * published in option_error. */
+void st_analyzer_set_runtime(st_analyzer *a, int row, const char *param, const char *value);
 /* Interrupts the run in progress (between layers). */
 void st_analyzer_cancel(st_analyzer *a);
 /* A copy of row's output 0 (weights false) or of its "weights" (true) as

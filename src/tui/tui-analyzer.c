@@ -45,6 +45,12 @@ struct st_analyzer {
 	bool stop;
 	long asked, done;
 	input_request *requests;  /* data.n_inputs of them, once compiled */
+	/* Runtime option changes waiting for the next run, in order. */
+	struct option_change {
+		int row;
+		char *param, *value;
+	} *changes;
+	int n_changes;
 	volatile sig_atomic_t cancel;
 
 	/* The worker's alone. */
@@ -302,6 +308,37 @@ row_of(const st_an_data *d, const st_layer *l)
 	return -1;
 }
 
+/* Under lock: row r's runtime options and their values in the plan. */
+static void
+publish_options(st_analyzer *a, st_an_row *row)
+{
+	const st_layer *l = row->layer;
+	const st_value *values = st_plan_layer_params(a->plan, l);
+	if (values == NULL || l->type == NULL)
+		return;
+	const st_layer_desc *desc = l->type->desc;
+	if (row->options == NULL) {
+		for (int k = 0; k < desc->n_params; k++)
+			row->n_options += st_param_runtime_name(&desc->params[k]) != NULL;
+		if (row->n_options == 0)
+			return;
+		row->options = st_xcalloc((size_t)row->n_options, sizeof *row->options);
+		int o = 0;
+		for (int k = 0; k < desc->n_params; k++) {
+			if (st_param_runtime_name(&desc->params[k]) != NULL)
+				row->options[o++].desc = &desc->params[k];
+		}
+	}
+	for (int o = 0; o < row->n_options; o++) {
+		int k = (int)(row->options[o].desc - desc->params);
+		st_buf text;
+		st_buf_init(&text);
+		st_value_to_text(row->options[o].desc, &values[k], &text);
+		snprintf(row->options[o].value, sizeof row->options[o].value, "%s", text.data ? text.data : "");
+		st_buf_free(&text);
+	}
+}
+
 /* Under lock: the rows and inputs of the plan just compiled. */
 static void
 publish_plan(st_analyzer *a, const char *note)
@@ -353,6 +390,8 @@ publish_plan(st_analyzer *a, const char *note)
 	}
 	d->format = st_plan_format(a->plan);
 	st_dash_set_text(&d->note, note);
+	for (int r = 0; r < d->n_rows; r++)
+		publish_options(a, &d->rows[r]);
 }
 
 /* Under lock: shapes and times of the run just finished. */
@@ -365,6 +404,11 @@ publish_run(st_analyzer *a, double seconds)
 		if (s != NULL)
 			st_shape_format(s, d->rows[r].shape, sizeof d->rows[r].shape);
 		d->rows[r].ms = -1;
+		st_severity sev = ST_SEVERITY_INFO;
+		const char *status = st_plan_layer_status(a->plan, d->rows[r].layer, &sev);
+		snprintf(d->rows[r].status, sizeof d->rows[r].status, "%s", status ? status : "");
+		d->rows[r].status_severity = sev;
+		publish_options(a, &d->rows[r]); /* triggers are back to false */
 	}
 	const double *secs = st_plan_step_seconds(a->plan);
 	int n = st_plan_step_count(a->plan);
@@ -444,6 +488,42 @@ run_once(st_analyzer *a, input_request *reqs, int n)
 	st_diag_free(&d);
 }
 
+/* Sets the runtime options asked for on the plan (the worker's, while the
+ * phase is RUNNING) and frees the list; the last refusal is published. */
+static void
+apply_changes(st_analyzer *a, struct option_change *changes, int n)
+{
+	char *refused = NULL;
+	for (int i = 0; i < n; i++) {
+		char err[320];
+		const st_layer *l = NULL;
+		pthread_mutex_lock(&a->lock);
+		if (changes[i].row >= 0 && changes[i].row < a->data.n_rows)
+			l = a->data.rows[changes[i].row].layer;
+		pthread_mutex_unlock(&a->lock);
+		if (l == NULL) {
+			free(refused);
+			refused = st_xstrdup("that layer is not in the plan");
+		} else if (st_plan_set_runtime(a->plan, l, changes[i].param, changes[i].value, err, sizeof err) != 0) {
+			free(refused);
+			refused = st_xasprintf("%s: %s", l->name, err);
+		}
+		free(changes[i].param);
+		free(changes[i].value);
+	}
+	free(changes);
+	pthread_mutex_lock(&a->lock);
+	if (n > 0) {
+		free(a->data.option_error);
+		a->data.option_error = refused;
+		refused = NULL;
+		for (int r = 0; r < a->data.n_rows; r++)
+			publish_options(a, &a->data.rows[r]);
+	}
+	pthread_mutex_unlock(&a->lock);
+	free(refused);
+}
+
 /* Compiles and binds; on failure the phase says why. Returns 0 or -1. */
 static int
 build(st_analyzer *a)
@@ -509,12 +589,17 @@ worker(void *arg)
 			reqs[i].file = a->requests[i].file ? st_xstrdup(a->requests[i].file) : NULL;
 			reqs[i].frame = a->requests[i].frame;
 		}
+		struct option_change *changes = a->changes;
+		int n_changes = a->n_changes;
+		a->changes = NULL;
+		a->n_changes = 0;
 		a->cancel = 0;
 		/* From here the UI leaves the plan alone. */
 		a->data.phase = ST_AN_RUNNING;
 		st_dash_set_text(&a->data.message, NULL);
 		pthread_mutex_unlock(&a->lock);
 		wake(a);
+		apply_changes(a, changes, n_changes);
 		run_once(a, reqs, n);
 		for (int i = 0; i < n; i++)
 			free(reqs[i].file);
@@ -535,6 +620,7 @@ free_data(st_an_data *d)
 		free(d->rows[r].name);
 		free(d->rows[r].type);
 		free(d->rows[r].inputs);
+		free(d->rows[r].options);
 	}
 	free(d->rows);
 	for (int i = 0; i < d->n_inputs; i++) {
@@ -546,6 +632,7 @@ free_data(st_an_data *d)
 	free(d->inputs);
 	free(d->message);
 	free(d->note);
+	free(d->option_error);
 	memset(d, 0, sizeof *d);
 }
 
@@ -556,6 +643,11 @@ free_analyzer(st_analyzer *a)
 	for (int i = 0; a->requests != NULL && i < n; i++)
 		free(a->requests[i].file);
 	free(a->requests);
+	for (int i = 0; i < a->n_changes; i++) {
+		free(a->changes[i].param);
+		free(a->changes[i].value);
+	}
+	free(a->changes);
 	for (int i = 0; a->inputs != NULL && i < n; i++)
 		close_input(&a->inputs[i]);
 	free(a->inputs);
@@ -670,6 +762,17 @@ st_analyzer_set_frame(st_analyzer *a, int input, int64_t frame)
 		a->asked++;
 		pthread_cond_broadcast(&a->changed);
 	}
+	pthread_mutex_unlock(&a->lock);
+}
+
+void
+st_analyzer_set_runtime(st_analyzer *a, int row, const char *param, const char *value)
+{
+	pthread_mutex_lock(&a->lock);
+	a->changes = st_xreallocarray(a->changes, (size_t)a->n_changes + 1, sizeof *a->changes);
+	a->changes[a->n_changes++] = (struct option_change){ row, st_xstrdup(param), st_xstrdup(value) };
+	a->asked++;
+	pthread_cond_broadcast(&a->changed);
 	pthread_mutex_unlock(&a->lock);
 }
 

@@ -91,6 +91,39 @@ wait_for "EDIT ─ 3 layers"
 keys q
 wait_exit 0
 
+# Runtime options: a threshold over a ramp, changed from the options
+# panel, reruns the network and the inspector shows the new mask.
+o="$tmp/options.strata.json"
+cat >"$o" <<'JSON'
+{"format": "strata-model", "version": 1, "layers": [
+ {"name": "data", "type": "input", "params": {"dims": [1, 4, 5]}},
+ {"name": "mask", "type": "threshold", "params": {"level": 5.0}, "inputs": ["data"]},
+ {"name": "out", "type": "output", "inputs": ["mask"]}]}
+JSON
+/usr/bin/python3 -c "import numpy as np; np.save('$tmp/ramp.npy', np.arange(20, dtype=np.float32).reshape(1, 1, 4, 5))" ||
+	fail "numpy could not write the ramp (./bootstrap installs python3-numpy)"
+start 120 40 "$STRATA" "$o"
+wait_for "EDIT ─ 3 layers"
+keys :
+type_text "input $tmp/ramp.npy"
+keys Enter
+wait_for "ramp.npy 1x1x4x5"
+wait_for "DONE  run 2 in"
+keys j Enter z
+wait_for "mean 0.7 "
+keys Tab Enter C-u
+type_text "9.5"
+keys Enter
+wait_for "  level          9.5"
+wait_for "mean 0.5 "
+keys q
+wait_for "EDIT ─ 3 layers"
+wait_for "options.strata.json [+]"
+keys q
+wait_for "Save the changes before quitting?"
+keys n
+wait_exit 0
+
 # STRATA_MAX_FRAMES: a session playing a video ends on its own.
 start 120 40 env STRATA_MAX_FRAMES=3 "$STRATA" "$v"
 wait_for "EDIT ─ 3 layers"

@@ -406,3 +406,89 @@ Test(tui_analysis, graphics_modes_other_than_symbols_are_refused_with_a_reason)
 	cr_assert_eq(st_app_command(app, "graphics braille"), -1);
 	close_app(app);
 }
+
+/* A threshold over a 1x4x5 ramp (0 .. 19) and statistics after it, both
+ * with runtime options. */
+static st_app *
+open_options(int w, int h)
+{
+	test_dir = tui_test_home("tui-analysis");
+	char *model = write_in_test_dir(
+		"options.strata.json",
+		"{\"format\": \"strata-model\", \"version\": 1, \"layers\": ["
+		"{\"name\": \"data\", \"type\": \"input\", \"params\": {\"dims\": [1, 4, 5]}},"
+		"{\"name\": \"mask\", \"type\": \"threshold\", \"params\": {\"level\": 5.0}, \"inputs\": [\"data\"]},"
+		"{\"name\": \"stats\", \"type\": \"statistics\", \"inputs\": [\"mask\"]},"
+		"{\"name\": \"out\", \"type\": \"output\", \"inputs\": [\"stats\"]}]}");
+	float ramp[20];
+	for (int i = 0; i < 20; i++)
+		ramp[i] = (float)i;
+	st_shape s = { .rank = 4, .dims = { 1, 1, 4, 5 }, .dtype = ST_DTYPE_FLOAT32 };
+	char *npy = st_xasprintf("%s/ramp.npy", test_dir);
+	char err[256];
+	cr_assert_eq(st_npy_write(npy, &s, ramp, err, sizeof err), 0, "%s", err);
+	free(npy);
+	st_app *app = tui_app_on(model, w, h);
+	free(model);
+	return app;
+}
+
+Test(tui_analysis, runtime_options_rerun_the_network_and_update_the_views)
+{
+	st_app *app = open_options(140, 44);
+	cr_assert_not_null(st_registry_find_layer(app->registry, "threshold"), "analysis is not on STRATA_PLUGIN_PATH");
+	command_and_wait(app, "analyze");
+	char *cmd = st_xasprintf("input data %s/ramp.npy", test_dir);
+	command_and_wait(app, cmd);
+	free(cmd);
+	/* The mask of values above 5: 14 ones of 20. */
+	select_row(app, "mask");
+	tui_press(app, "<Enter>");
+	tui_press(app, "z");
+	char *f = frame_with(app, "mean 0.7 ");
+	cr_assert(strstr(f, "min 0  max 1  mean 0.7 ") != NULL, "%s", f);
+	/* The panel groups the options under their layers. */
+	cr_assert(strstr(f, "Runtime Options") != NULL, "%s", f);
+	cr_assert(strstr(f, "  level          5.0 ") != NULL, "%s", f);
+	cr_assert(strstr(f, "  reset          [ ▶ fire ]") != NULL, "%s", f);
+	/* The statistics layer's status line shows in the overview. */
+	cr_assert(strstr(f, "statistics  1x1x4x5       0.00 ms   min") != NULL, "%s", f);
+	free(f);
+	/* Tab to the options; Enter on level asks for a value: above 9.5, half pass. */
+	tui_press(app, "<Tab>");
+	tui_press(app, "<Enter>");
+	cr_assert_eq(app->overlay, ST_OVERLAY_PROMPT);
+	tui_press(app, "<C-u>");
+	tui_type(app, "9.5");
+	tui_press(app, "<Enter>");
+	f = frame_with(app, "mean 0.5 ");
+	cr_assert(strstr(f, "min 0  max 1  mean 0.5 ") != NULL, "%s", f);
+	cr_assert(strstr(f, "  level          9.5 ") != NULL, "%s", f);
+	free(f);
+	/* The model keeps the value (an undoable edit). */
+	const st_layer *mask = st_graph_find(st_app_graph(app), "mask");
+	int level = st_params_find(mask->type->desc->params, mask->type->desc->n_params, "level");
+	cr_assert_float_eq(mask->params.values[level].f, 9.5, 1e-12);
+	/* ] steps up by the option's step (0.2): 10 values still pass. */
+	tui_press(app, "]");
+	f = frame_with(app, "  level          9.7 ");
+	cr_assert(strstr(f, "mean 0.5 ") != NULL, "%s", f);
+	free(f);
+	/* invert toggles with Enter: now 10 of 20 at or below 9.7. */
+	tui_press(app, "j");
+	tui_press(app, "j");
+	tui_press(app, "<Enter>");
+	f = frame_with(app, "  invert         ☑");
+	free(f);
+	/* A value the schema refuses is said so, and nothing changes. */
+	tui_press(app, "k");
+	tui_press(app, "k");
+	tui_press(app, "<Enter>");
+	tui_press(app, "<C-u>");
+	tui_type(app, "99");
+	tui_press(app, "<Enter>");
+	f = frame_with(app, "REFUSED");
+	cr_assert(strstr(f, "REFUSED  mask:") != NULL, "%s", f);
+	free(f);
+	close_app(app);
+}
