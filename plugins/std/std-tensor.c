@@ -68,7 +68,8 @@ dim_from_end(const st_shape *s, int k)
 
 /* ---- input, output, constant ---- */
 
-enum { INPUT_DIMS, INPUT_BATCH, INPUT_DTYPE, INPUT_IMAGE_SCALE, INPUT_IMAGE_MEAN, INPUT_IMAGE_STD };
+enum { INPUT_DIMS, INPUT_BATCH, INPUT_DTYPE, INPUT_IMAGE_SCALE, INPUT_IMAGE_MEAN, INPUT_IMAGE_STD, INPUT_IMAGE_RESIZE };
+static const char *const resize_modes[] = { "none", "stretch", "crop", NULL };
 
 static const st_param_desc input_params[] = {
 	[INPUT_DIMS] = { .name = "dims", .kind = ST_PARAM_DIMS, .default_value = "[3, 224, 224]",
@@ -91,6 +92,11 @@ static const st_param_desc input_params[] = {
 	                      .flags = ST_PARAM_HAS_MIN, .min = 1e-12, .min_count = 1, .max_count = 64,
 	                      .doc = "For image inputs: the scaled, shifted value is divided by this, one "
 	                             "value for every channel or one per channel." },
+	[INPUT_IMAGE_RESIZE] = { .name = "image_resize", .kind = ST_PARAM_ENUM, .default_value = "none",
+	                         .enum_values = resize_modes,
+	                         .doc = "For image and video inputs of another size than H x W: none refuses "
+	                                "them, stretch resizes to H x W (bilinear), crop scales the shorter "
+	                                "side to fit and keeps the centre." },
 };
 
 static int

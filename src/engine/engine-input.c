@@ -97,10 +97,22 @@ st_input_from_image(const st_layer *l, const st_shape *want, const st_image *img
 		         l != NULL ? l->name : "?");
 		return -1;
 	}
+	/* Another size: resized as the layer's image_resize says, or refused. */
+	st_image resized = { 0 };
+	int64_t H = want->dims[2], W = want->dims[3];
+	const st_layer_desc *d = l->type->desc;
+	int ir = st_params_find(d->params, d->n_params, "image_resize");
+	int mode = ir >= 0 ? (int)l->params.values[ir].i : 0;
+	if ((img->height != H || img->width != W) && mode > 0) {
+		if (st_image_resize(img, (int)W, (int)H, mode == 2, &resized, err, err_size) != 0)
+			return -1;
+		img = &resized;
+	}
 	t->shape = *want;
 	int64_t bytes = st_shape_bytes(want);
 	t->data = st_xmalloc((size_t)(bytes > 0 ? bytes : 1));
 	int rc = st_image_to_tensor(img, want, want->dtype, scale, mean, n_mean, std, n_std, t->data, err, err_size);
+	st_image_free(&resized);
 	if (rc != 0) {
 		free(t->data);
 		t->data = NULL;

@@ -344,7 +344,7 @@ st_image_to_tensor(const st_image *img, const st_shape *shape, st_dtype dtype, d
 	if (H != img->height || W != img->width)
 		return fail(err, size,
 		            "the image is %dx%d pixels but the input takes %" PRId64 "x%" PRId64
-		            " (width x height)",
+		            " (width x height); the input layer's image_resize (stretch or crop) resizes it",
 		            img->width, img->height, W, H);
 	bool float_out = dtype == ST_DTYPE_FLOAT32 || dtype == ST_DTYPE_FLOAT16;
 	int hi = 0; /* the largest raw value an integer type takes */
@@ -520,4 +520,53 @@ st_image_write_png(const char *path, const float *planes, int channels, int heig
 	int rc = st_write_file_atomic(path, data, len, err, size);
 	free(data);
 	return rc;
+}
+
+int
+st_image_resize(const st_image *src, int width, int height, bool crop, st_image *dst, char *err, size_t err_size)
+{
+	memset(dst, 0, sizeof *dst);
+	if (width <= 0 || height <= 0 || width > 65535 || height > 65535 || src->width <= 0 || src->height <= 0) {
+		snprintf(err, err_size, "cannot resize a %dx%d image to %dx%d", src->width, src->height, width, height);
+		return -1;
+	}
+	/* The source window: the whole image, or with crop its centre with
+	 * the target's aspect (the shorter side fits). */
+	double wx = src->width, wy = src->height, x0 = 0, y0 = 0;
+	if (crop) {
+		double s = fmax((double)width / src->width, (double)height / src->height);
+		wx = width / s;
+		wy = height / s;
+		x0 = (src->width - wx) / 2;
+		y0 = (src->height - wy) / 2;
+	}
+	int c = src->channels;
+	dst->width = width;
+	dst->height = height;
+	dst->channels = c;
+	dst->pixels = st_xmalloc((size_t)width * (size_t)height * (size_t)c);
+	/* Bilinear, sampling at pixel centres (half-pixel), edges clamped. */
+	for (int y = 0; y < height; y++) {
+		double sy = y0 + (y + 0.5) * wy / height - 0.5;
+		sy = sy < 0 ? 0 : sy > src->height - 1 ? src->height - 1 : sy;
+		int ya = (int)sy, yb = ya + 1 < src->height ? ya + 1 : ya;
+		double fy = sy - ya;
+		for (int x = 0; x < width; x++) {
+			double sx = x0 + (x + 0.5) * wx / width - 0.5;
+			sx = sx < 0 ? 0 : sx > src->width - 1 ? src->width - 1 : sx;
+			int xa = (int)sx, xb = xa + 1 < src->width ? xa + 1 : xa;
+			double fx = sx - xa;
+			for (int k = 0; k < c; k++) {
+				const uint8_t *p = src->pixels;
+				size_t row_a = (size_t)ya * (size_t)src->width, row_b = (size_t)yb * (size_t)src->width;
+				double top = p[(row_a + (size_t)xa) * (size_t)c + (size_t)k] * (1 - fx) +
+				             p[(row_a + (size_t)xb) * (size_t)c + (size_t)k] * fx;
+				double bottom = p[(row_b + (size_t)xa) * (size_t)c + (size_t)k] * (1 - fx) +
+				                p[(row_b + (size_t)xb) * (size_t)c + (size_t)k] * fx;
+				double v = top * (1 - fy) + bottom * fy;
+				dst->pixels[((size_t)y * (size_t)width + (size_t)x) * (size_t)c + (size_t)k] = (uint8_t)(v + 0.5);
+			}
+		}
+	}
+	return 0;
 }

@@ -115,6 +115,11 @@ int st_image_read(const char *path, st_image *img, char *err, size_t err_size);
 /* The same from memory; messages do not name a file. */
 int st_image_decode(const void *data, size_t len, st_image *img, char *err, size_t err_size);
 void st_image_free(st_image *img);
+/* A copy of src resized to width x height, bilinear at pixel centres; with
+ * crop, from the centre of src that has the target's aspect (the shorter
+ * side fits). Returns 0, or -1 with a message; free dst with st_image_free. */
+int st_image_resize(const st_image *src, int width, int height, bool crop, st_image *dst, char *err,
+                    size_t err_size);
 /*
  * Fills a tensor of shape N x C x H x W (NCHW, C 1 or 3, dtype as given;
  * shape->dtype is ignored) from img, by the rules of docs/layers/prose/input.md:

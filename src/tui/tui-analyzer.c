@@ -140,7 +140,7 @@ base_name(const char *path)
 
 /* "×1/255", "×0.5 −0.5 ÷0.25": the image conversion in a few symbols. */
 static void
-conversion_text(const st_layer *l, char *out, size_t size)
+conversion_text(const st_layer *l, const st_image *img, const st_shape *want, char *out, size_t size)
 {
 	double scale;
 	const double *mean, *std;
@@ -148,7 +148,14 @@ conversion_text(const st_layer *l, char *out, size_t size)
 	out[0] = '\0';
 	if (st_input_image_params(l, &scale, &mean, &n_mean, &std, &n_std) != 0)
 		return;
-	int n = fabs(scale * 255.0 - 1.0) < 1e-6 ? snprintf(out, size, " ×1/255") : snprintf(out, size, " ×%g", scale);
+	int n = 0;
+	const st_layer_desc *d = l->type->desc;
+	int ir = st_params_find(d->params, d->n_params, "image_resize");
+	if (ir >= 0 && l->params.values[ir].i > 0 && (img->width != want->dims[3] || img->height != want->dims[2]))
+		n = snprintf(out, size, " %s to %lldx%lld", l->params.values[ir].i == 2 ? "cropped" : "stretched",
+		             (long long)want->dims[3], (long long)want->dims[2]);
+	n += fabs(scale * 255.0 - 1.0) < 1e-6 ? snprintf(out + n, size - (size_t)n, " ×1/255")
+	                                      : snprintf(out + n, size - (size_t)n, " ×%g", scale);
 	for (int i = 0; i < n_mean && n > 0 && (size_t)n < size; i++) {
 		if (mean[i] != 0) {
 			n += snprintf(out + n, size - (size_t)n, " −mean %g%s", mean[0], n_mean > 1 ? "…" : "");
@@ -276,7 +283,7 @@ load_input(st_analyzer *a, int i, const input_request *req, loaded *out)
 	if (rc == 0) {
 		static const char *const kinds[] = { "", "grey", "grey+alpha", "RGB", "RGBA" };
 		char conv[128];
-		conversion_text(l, conv, sizeof conv);
+		conversion_text(l, &img, want, conv, sizeof conv);
 		out->planes = planes_of_image(&img);
 		out->height = img.height;
 		out->width = img.width;

@@ -94,6 +94,17 @@ has err "the video ends before frame 40 (it has 12)"
 expect 2 "$STRATA" inspect "$tmp/video.strata.json" -l frame -i "$clip" --frame x
 has err "--frame takes a frame number from 0, not 'x'"
 expect 0 "$STRATA" run "$tmp/video.strata.json" -i "$clip" --frame 3 --no-report
+# Another size: refused with the way out, then stretched or cropped as the
+# input layer's image_resize says.
+sed 's/"dims": \[3, 24, 32\]/"dims": [3, 48, 48]/' "$tmp/video.strata.json" >"$tmp/big.strata.json"
+expect 2 "$STRATA" run "$tmp/big.strata.json" -i "$clip" --no-report
+has err "the image is 32x24 pixels but the input takes 48x48 (width x height); the input layer's image_resize"
+sed 's/"image_scale"/"image_resize": "stretch", "image_scale"/' "$tmp/big.strata.json" >"$tmp/stretch.strata.json"
+expect 0 "$STRATA" inspect "$tmp/stretch.strata.json" -l frame -i "$clip" --frame 2
+has out "frame output 0 (1x3x48x48)"
+sed 's/"image_scale"/"image_resize": "crop", "image_scale"/' "$tmp/big.strata.json" >"$tmp/crop.strata.json"
+expect 0 "$STRATA" inspect "$tmp/crop.strata.json" -l frame -i "$clip" --frame 2 -o "$tmp/crop.png"
+has out "2x2 pictures of 48x48, viridis, 99x99 pixels"
 
 # Refusals.
 expect 2 "$STRATA" inspect "$tmp/pass.strata.json" -i "$tmp/ramp.npy"

@@ -362,10 +362,12 @@ Test(image, refuses_shapes_and_options_that_do_not_fit)
 
 	st_shape s = nchw(1, 3, 224, 224);
 	cr_assert_eq(st_image_to_tensor(&img, &s, ST_DTYPE_FLOAT32, 1, mean, 1, std, 1, out, err, sizeof err), -1);
-	cr_assert_str_eq(err, "the image is 2x2 pixels but the input takes 224x224 (width x height)");
+	cr_assert_str_eq(err, "the image is 2x2 pixels but the input takes 224x224 (width x height); the input layer's "
+	                 "image_resize (stretch or crop) resizes it");
 	s = nchw(1, 3, 2, 3);
 	cr_assert_eq(st_image_to_tensor(&img, &s, ST_DTYPE_FLOAT32, 1, mean, 1, std, 1, out, err, sizeof err), -1);
-	cr_assert_str_eq(err, "the image is 2x2 pixels but the input takes 3x2 (width x height)");
+	cr_assert_str_eq(err, "the image is 2x2 pixels but the input takes 3x2 (width x height); the input layer's "
+	                 "image_resize (stretch or crop) resizes it");
 
 	s = nchw(1, 4, 2, 2);
 	cr_assert_eq(st_image_to_tensor(&img, &s, ST_DTYPE_FLOAT32, 1, mean, 1, std, 1, out, err, sizeof err), -1);
@@ -425,4 +427,39 @@ Test(image, writes_png_clamped_to_0_255)
 	free(missing);
 	free(path);
 	test_remove_dir(dir);
+}
+
+Test(image, resize_stretches_and_crops)
+{
+	/* A 2x2 grey image: 0 64 / 128 255. */
+	uint8_t px[] = { 0, 64, 128, 255 };
+	st_image src = { .width = 2, .height = 2, .channels = 1, .pixels = px };
+	st_image dst;
+	char err[256];
+	/* The same size comes back the same. */
+	cr_assert_eq(st_image_resize(&src, 2, 2, false, &dst, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(memcmp(dst.pixels, px, 4), 0);
+	st_image_free(&dst);
+	/* 4x4: corners keep the corner values (clamped edges), the middle
+	 * interpolates: row 1, column 1 samples (0.25, 0.25). */
+	cr_assert_eq(st_image_resize(&src, 4, 4, false, &dst, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(dst.pixels[0], 0);
+	cr_assert_eq(dst.pixels[3], 64);
+	cr_assert_eq(dst.pixels[12], 128);
+	cr_assert_eq(dst.pixels[15], 255);
+	/* (1-.25)(1-.25)*0 + .25*.75*64 + .75*.25*128 + .25*.25*255 = 51.9 */
+	cr_assert_eq(dst.pixels[5], 52);
+	st_image_free(&dst);
+	/* A 4x1 strip cropped to 1x1 keeps the centre: the mean of columns 1 and 2. */
+	uint8_t strip[] = { 0, 100, 200, 255 };
+	st_image wide = { .width = 4, .height = 1, .channels = 1, .pixels = strip };
+	cr_assert_eq(st_image_resize(&wide, 1, 1, true, &dst, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(dst.pixels[0], 150);
+	st_image_free(&dst);
+	/* Stretched instead, the whole strip: sampled at x = 1.5, the same here. */
+	cr_assert_eq(st_image_resize(&wide, 2, 1, false, &dst, err, sizeof err), 0, "%s", err);
+	cr_assert_eq(dst.pixels[0], 50);
+	cr_assert_eq(dst.pixels[1], 228);
+	st_image_free(&dst);
+	cr_assert_eq(st_image_resize(&src, 0, 4, false, &dst, err, sizeof err), -1);
 }

@@ -452,7 +452,7 @@ Test(tui_analysis, runtime_options_rerun_the_network_and_update_the_views)
 	cr_assert(strstr(f, "  level          5.0 ") != NULL, "%s", f);
 	cr_assert(strstr(f, "  reset          [ ▶ fire ]") != NULL, "%s", f);
 	/* The statistics layer's status line shows in the overview. */
-	cr_assert(strstr(f, "statistics  1x1x4x5       0.00 ms   min") != NULL, "%s", f);
+	cr_assert(strstr(f, "statistics  1x1x4x5") != NULL && strstr(f, " ms   min") != NULL, "%s", f);
 	free(f);
 	/* Tab to the options; Enter on level asks for a value: above 9.5, half pass. */
 	tui_press(app, "<Tab>");
