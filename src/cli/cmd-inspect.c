@@ -235,7 +235,7 @@ show(const cli_args *a, const st_graph *g, st_plan *plan)
 		}
 		if (to_term && rc == EXIT_OK) {
 #ifdef ST_HAVE_TUI
-			struct winsize ws;
+			struct winsize ws = { 0 };
 			int cols = 80, rows = 24;
 			if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
 				cols = ws.ws_col;
@@ -247,14 +247,33 @@ show(const cli_args *a, const st_graph *g, st_plan *plan)
 				cols = (int)v;
 			else if (cli_value(a, "width"))
 				rc = EXIT_USAGE;
+			/* Pixels where the terminal has them (and was not told
+			 * otherwise), else symbols. */
+			char why[256] = "";
+			const char *want = cli_value(a, "graphics") ? cli_value(a, "graphics") : "auto";
+			int mode = strcmp(want, "auto") == 0 ? (int)st_graphics_detect(why, sizeof why) : st_graphics_find(want);
+			if (mode < 0) {
+				fprintf(stderr, "strata inspect: --graphics takes auto, symbols, sixel or kitty, not '%s'\n", want);
+				rc = EXIT_USAGE;
+			} else if (why[0] == '\0') {
+				snprintf(why, sizeof why, "as --graphics says");
+			}
 			if (rc == EXIT_OK) {
 				int pc, pr;
 				st_picture_fit(grid.height, grid.width, cols, rows > 4 ? rows * 2 : 48, &pc, &pr);
-				char *text = st_picture_text(grid.planes, grid.height, grid.width, pc, pr, terminal_depth(),
-				                             cli_flag(a, "ascii"));
-				printf("%s: channels %lld to %lld, %s\n", what, (long long)grid.first,
-				       (long long)(grid.first + grid.count - 1), st_colormap_name(o.colormap));
+				int cell_w = ws.ws_col > 0 && ws.ws_xpixel > 0 ? ws.ws_xpixel / ws.ws_col : 0;
+				int cell_h = ws.ws_row > 0 && ws.ws_ypixel > 0 ? ws.ws_ypixel / ws.ws_row : 0;
+				char *text = mode == ST_GRAPHICS_SYMBOLS
+				                 ? st_picture_text(grid.planes, grid.height, grid.width, pc, pr, terminal_depth(),
+				                                   cli_flag(a, "ascii"))
+				                 : st_picture_pixels(grid.planes, grid.height, grid.width, pc, pr, cell_w, cell_h,
+				                                     (st_graphics)mode);
+				printf("%s: channels %lld to %lld, %s, %s graphics (%s)\n", what, (long long)grid.first,
+				       (long long)(grid.first + grid.count - 1), st_colormap_name(o.colormap),
+				       st_graphics_name((st_graphics)mode), why);
 				fputs(text, stdout);
+				if (mode != ST_GRAPHICS_SYMBOLS)
+					fputc('\n', stdout);
 				free(text);
 			}
 #else

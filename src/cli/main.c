@@ -101,6 +101,7 @@ static const cli_option inspect_options[] = {
 	{ "term", 0, NULL, "draw the grid in the terminal with coloured symbols", false },
 	{ "width", 0, "COLUMNS", "with --term: the width to draw in (default: the terminal's)", false },
 	{ "ascii", 0, NULL, "with --term: ASCII symbols only", false },
+	{ "graphics", 0, "MODE", "with --term: auto (default), symbols, sixel or kitty", false },
 	{ NULL, 0, NULL, NULL, false },
 };
 

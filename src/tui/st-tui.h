@@ -376,6 +376,22 @@ void st_picture_draw(st_screen *s, int x, int y, int cols, int rows, const float
 char *st_picture_text(const float *planes, int height, int width, int cols, int rows, st_color_depth depth,
                       bool ascii);
 
+/* How pictures reach the terminal: coloured symbols in cells (everywhere),
+ * or pixels through sixel or kitty graphics where the terminal has them. */
+typedef enum st_graphics { ST_GRAPHICS_SYMBOLS, ST_GRAPHICS_SIXEL, ST_GRAPHICS_KITTY } st_graphics;
+const char *st_graphics_name(st_graphics g);
+/* The mode called name, or -1. */
+int st_graphics_find(const char *name);
+/* What the terminal the environment names can show (chafa's terminal
+ * database: TERM, KITTY_WINDOW_ID and friends): kitty, else sixel, else
+ * symbols; symbols inside tmux, which passes neither unless configured to.
+ * why says how it was decided (at most why_size bytes). */
+st_graphics st_graphics_detect(char *why, size_t why_size);
+/* The picture as sixel or kitty escape sequences covering cols x rows
+ * cells (cell_w x cell_h pixels each; 0 for 10 x 20). Caller frees. */
+char *st_picture_pixels(const float *planes, int height, int width, int cols, int rows, int cell_w, int cell_h,
+                        st_graphics g);
+
 /* ---- tui-search.c: sorting and searching the canvas and layout share ---- */
 
 /* Moves *top, the first row a list of total rows shows in visible rows, so

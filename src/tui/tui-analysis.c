@@ -148,9 +148,12 @@ st_analysis_graphics(st_app *app, const char *mode)
 		return 0;
 	}
 	if (strcmp(mode, "sixel") == 0 || strcmp(mode, "kitty") == 0) {
+		char why[256];
+		st_graphics can = st_graphics_detect(why, sizeof why);
 		st_app_message(app, ST_SEVERITY_WARNING,
-		               "graphics %s: needs pictures written straight to the terminal after each frame, "
-		               "which this build does not do yet; symbols stay", mode);
+		               "graphics %s: the editor draws symbols only so far (pixels must be written past the "
+		               "curses frame); this terminal: %s; strata inspect --term --graphics %s draws pixels",
+		               mode, can == ST_GRAPHICS_SYMBOLS ? why : st_graphics_name(can), mode);
 		return -1;
 	}
 	st_app_message(app, ST_SEVERITY_ERROR, "graphics takes symbols, sixel or kitty, not '%s'", mode);

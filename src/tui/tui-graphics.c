@@ -7,6 +7,7 @@
 
 #include <chafa.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "st-tui.h"
@@ -161,4 +162,71 @@ st_picture_text(const float *planes, int height, int width, int cols, int rows, 
 	}
 	st_screen_free(s);
 	return st_buf_take(&out);
+}
+
+/* ---- pixels: sixel and kitty ---- */
+
+extern char **environ;
+
+const char *
+st_graphics_name(st_graphics g)
+{
+	return g == ST_GRAPHICS_SIXEL ? "sixel" : g == ST_GRAPHICS_KITTY ? "kitty" : "symbols";
+}
+
+int
+st_graphics_find(const char *name)
+{
+	for (int g = ST_GRAPHICS_SYMBOLS; g <= ST_GRAPHICS_KITTY; g++) {
+		if (strcmp(name, st_graphics_name((st_graphics)g)) == 0)
+			return g;
+	}
+	return -1;
+}
+
+st_graphics
+st_graphics_detect(char *why, size_t why_size)
+{
+	const char *term = getenv("TERM");
+	if (getenv("TMUX") != NULL) {
+		snprintf(why, why_size, "inside tmux, which passes no sixel or kitty graphics by default");
+		return ST_GRAPHICS_SYMBOLS;
+	}
+	ChafaTermInfo *info = chafa_term_db_detect(chafa_term_db_get_default(), environ);
+	st_graphics g = ST_GRAPHICS_SYMBOLS;
+	if (info != NULL && chafa_term_info_have_seq(info, CHAFA_TERM_SEQ_BEGIN_KITTY_IMMEDIATE_IMAGE_V1))
+		g = ST_GRAPHICS_KITTY;
+	else if (info != NULL && chafa_term_info_have_seq(info, CHAFA_TERM_SEQ_BEGIN_SIXELS))
+		g = ST_GRAPHICS_SIXEL;
+	if (info != NULL)
+		chafa_term_info_unref(info);
+	if (g == ST_GRAPHICS_SYMBOLS)
+		snprintf(why, why_size, "TERM=%s has no sixel or kitty graphics that Strata knows of", term ? term : "");
+	else
+		snprintf(why, why_size, "TERM=%s has %s graphics", term ? term : "", st_graphics_name(g));
+	return g;
+}
+
+char *
+st_picture_pixels(const float *planes, int height, int width, int cols, int rows, int cell_w, int cell_h,
+                  st_graphics g)
+{
+	if (cols <= 0 || rows <= 0 || height <= 0 || width <= 0 || g == ST_GRAPHICS_SYMBOLS)
+		return st_xstrdup("");
+	ChafaCanvasConfig *config = chafa_canvas_config_new();
+	chafa_canvas_config_set_geometry(config, cols, rows);
+	chafa_canvas_config_set_cell_geometry(config, cell_w > 0 ? cell_w : 10, cell_h > 0 ? cell_h : 20);
+	chafa_canvas_config_set_pixel_mode(config, g == ST_GRAPHICS_KITTY ? CHAFA_PIXEL_MODE_KITTY
+	                                                                 : CHAFA_PIXEL_MODE_SIXELS);
+	ChafaCanvas *canvas = chafa_canvas_new(config);
+	uint8_t *px = rgb8_of(planes, height, width);
+	chafa_canvas_draw_all_pixels(canvas, CHAFA_PIXEL_RGB8, px, width, height, width * 3);
+	free(px);
+	/* The fallback terminal has every sequence; the caller chose the mode. */
+	GString *text = chafa_canvas_print(canvas, NULL);
+	char *out = st_xstrndup(text->str, text->len);
+	g_string_free(text, TRUE);
+	chafa_canvas_unref(canvas);
+	chafa_canvas_config_unref(config);
+	return out;
 }

@@ -78,6 +78,22 @@ has out "[38;5;"
 expect 0 "$STRATA" inspect "$fm/fashion_mnist.strata.json" -l conv1 -i "$fm/inputs/sneaker.png" --term --width 40 \
 	--ascii
 lacks out "▀"
+has out "symbols graphics (TERM="
+# Pixels: sixel and kitty as asked, detected from TERM, never inside tmux.
+expect 0 "$STRATA" inspect "$fm/fashion_mnist.strata.json" -l conv1 -i "$fm/inputs/sneaker.png" --term --width 40 \
+	--graphics sixel
+has out "sixel graphics (as --graphics says)"
+has out "$(printf '\033P')"
+TERM=xterm-kitty expect 0 "$STRATA" inspect "$fm/fashion_mnist.strata.json" -l conv1 -i "$fm/inputs/sneaker.png" \
+	--term --width 40
+has out "kitty graphics (TERM=xterm-kitty has kitty graphics)"
+has out "$(printf '\033_G')"
+TMUX=/tmp/x TERM=xterm-kitty expect 0 "$STRATA" inspect "$fm/fashion_mnist.strata.json" -l conv1 \
+	-i "$fm/inputs/sneaker.png" --term --width 40
+has out "symbols graphics (inside tmux"
+expect 2 "$STRATA" inspect "$fm/fashion_mnist.strata.json" -l conv1 -i "$fm/inputs/sneaker.png" --term \
+	--graphics iterm
+has err "--graphics takes auto, symbols, sixel or kitty, not 'iterm'"
 
 # A video frame as the input (the clip is 32x24 RGB; this model takes 3x24x32).
 cat >"$tmp/video.strata.json" <<'JSON'

@@ -402,7 +402,9 @@ Test(tui_analysis, graphics_modes_other_than_symbols_are_refused_with_a_reason)
 	cr_assert_eq(st_app_command(app, "graphics symbols"), 0);
 	cr_assert(strstr(app->status, "symbols") != NULL, "%s", app->status);
 	cr_assert_eq(st_app_command(app, "graphics sixel"), -1);
-	cr_assert(strstr(app->status, "symbols stay") != NULL, "%s", app->status);
+	cr_assert(strstr(app->status, "the editor draws symbols only so far") != NULL &&
+	              strstr(app->status, "strata inspect --term --graphics sixel") != NULL,
+	          "%s", app->status);
 	cr_assert_eq(st_app_command(app, "graphics braille"), -1);
 	close_app(app);
 }
