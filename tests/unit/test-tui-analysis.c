@@ -63,29 +63,40 @@ open_fashion(int w, int h)
 	return app;
 }
 
+/* The editor on a model written from json into a fresh test folder, with
+ * ramp.npy beside it: a float32 tensor of shape holding 0, 1, 2, ... */
+static st_app *
+open_with_ramp(const char *file, const char *json, st_shape shape, int w, int h)
+{
+	test_dir = tui_test_home("tui-analysis");
+	char *model = write_in_test_dir(file, json);
+	int64_t n = st_shape_elements(&shape);
+	float *ramp = st_xmalloc(sizeof *ramp * (size_t)n);
+	for (int64_t i = 0; i < n; i++)
+		ramp[i] = (float)i;
+	char *npy = st_xasprintf("%s/ramp.npy", test_dir);
+	char err[256];
+	cr_assert_eq(st_npy_write(npy, &shape, ramp, err, sizeof err), 0, "%s", err);
+	free(npy);
+	free(ramp);
+	st_app *app = tui_app_on(model, w, h);
+	free(model);
+	return app;
+}
+
 /* A model that passes a 4x3x5 input through, and a ramp for it: channel c
  * holds 15c .. 15c+14. */
 static st_app *
 open_pass(int w, int h)
 {
-	test_dir = tui_test_home("tui-analysis");
-	char *model = write_in_test_dir(
+	st_shape s = { .rank = 4, .dims = { 1, 4, 3, 5 }, .dtype = ST_DTYPE_FLOAT32 };
+	return open_with_ramp(
 		"pass.strata.json",
 		"{\"format\": \"strata-model\", \"version\": 1, \"layers\": ["
 		"{\"name\": \"data\", \"type\": \"input\", \"params\": {\"dims\": [4, 3, 5]}},"
 		"{\"name\": \"same\", \"type\": \"elementwise\", \"params\": {\"operation\": \"max\"}, \"inputs\": [\"data\", \"data\"]},"
-		"{\"name\": \"out\", \"type\": \"output\", \"inputs\": [\"same\"]}]}");
-	float ramp[60];
-	for (int i = 0; i < 60; i++)
-		ramp[i] = (float)i;
-	st_shape s = { .rank = 4, .dims = { 1, 4, 3, 5 }, .dtype = ST_DTYPE_FLOAT32 };
-	char *npy = st_xasprintf("%s/ramp.npy", test_dir);
-	char err[256];
-	cr_assert_eq(st_npy_write(npy, &s, ramp, err, sizeof err), 0, "%s", err);
-	free(npy);
-	st_app *app = tui_app_on(model, w, h);
-	free(model);
-	return app;
+		"{\"name\": \"out\", \"type\": \"output\", \"inputs\": [\"same\"]}]}",
+		s, w, h);
 }
 
 static void
@@ -414,25 +425,15 @@ Test(tui_analysis, graphics_modes_other_than_symbols_are_refused_with_a_reason)
 static st_app *
 open_options(int w, int h)
 {
-	test_dir = tui_test_home("tui-analysis");
-	char *model = write_in_test_dir(
+	st_shape s = { .rank = 4, .dims = { 1, 1, 4, 5 }, .dtype = ST_DTYPE_FLOAT32 };
+	return open_with_ramp(
 		"options.strata.json",
 		"{\"format\": \"strata-model\", \"version\": 1, \"layers\": ["
 		"{\"name\": \"data\", \"type\": \"input\", \"params\": {\"dims\": [1, 4, 5]}},"
 		"{\"name\": \"mask\", \"type\": \"threshold\", \"params\": {\"level\": 5.0}, \"inputs\": [\"data\"]},"
 		"{\"name\": \"stats\", \"type\": \"statistics\", \"inputs\": [\"mask\"]},"
-		"{\"name\": \"out\", \"type\": \"output\", \"inputs\": [\"stats\"]}]}");
-	float ramp[20];
-	for (int i = 0; i < 20; i++)
-		ramp[i] = (float)i;
-	st_shape s = { .rank = 4, .dims = { 1, 1, 4, 5 }, .dtype = ST_DTYPE_FLOAT32 };
-	char *npy = st_xasprintf("%s/ramp.npy", test_dir);
-	char err[256];
-	cr_assert_eq(st_npy_write(npy, &s, ramp, err, sizeof err), 0, "%s", err);
-	free(npy);
-	st_app *app = tui_app_on(model, w, h);
-	free(model);
-	return app;
+		"{\"name\": \"out\", \"type\": \"output\", \"inputs\": [\"stats\"]}]}",
+		s, w, h);
 }
 
 Test(tui_analysis, runtime_options_rerun_the_network_and_update_the_views)
