@@ -491,3 +491,14 @@ st_json_path_text(const st_json_path *p, st_buf *out)
 	else
 		st_buf_printf(out, "[%d]", p->index);
 }
+
+char *
+st_json_document_text(cJSON *root)
+{
+	st_buf out;
+	st_buf_init(&out);
+	st_json_write_value(&out, root, 0);
+	st_buf_putc(&out, '\n');
+	cJSON_Delete(root);
+	return st_buf_take(&out);
+}

@@ -701,12 +701,7 @@ st_model_serialize(const st_graph *g)
 	cJSON_AddItemToObject(root, "layers", layers);
 	add_extra(root, g->extra);
 
-	st_buf out;
-	st_buf_init(&out);
-	st_json_write_value(&out, root, 0);
-	st_buf_putc(&out, '\n');
-	cJSON_Delete(root);
-	return st_buf_take(&out);
+	return st_json_document_text(root);
 }
 
 int

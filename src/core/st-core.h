@@ -507,6 +507,9 @@ void st_json_path_text(const st_json_path *p, st_buf *out);
 void st_json_write_string(st_buf *out, const char *s);
 /* Appends any cJSON value in the canonical style at the given indent level. */
 void st_json_write_value(st_buf *out, const cJSON *v, int indent);
+/* The canonical text of a whole document (st_json_write_value and a final
+ * newline); deletes root. Caller frees the text. */
+char *st_json_document_text(cJSON *root);
 
 /* ------------------------------------------------------------------------
  * core-model.c: model files

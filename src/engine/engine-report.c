@@ -279,12 +279,7 @@ st_report_serialize(const st_report *r)
 	cJSON_AddItemToObject(root, "by_type", by_type_json(r));
 	cJSON_AddItemToObject(root, "slowest", slowest_json(r));
 
-	st_buf out;
-	st_buf_init(&out);
-	st_json_write_value(&out, root, 0);
-	st_buf_putc(&out, '\n');
-	cJSON_Delete(root);
-	return st_buf_take(&out);
+	return st_json_document_text(root);
 }
 
 int
