@@ -82,10 +82,20 @@ st_analysis_close(st_app *app)
 	st_inspector_free(&an->inspector);
 	free(an->pending_layer);
 	free(an->pending_file);
+	bool pixels = an->inspector.graphics != ST_GRAPHICS_SYMBOLS;
 	free(an);
 	app->analysis = NULL;
 	if (app->view == ST_VIEW_ANALYSIS)
 		app->view = ST_VIEW_EDIT;
+	if (pixels)
+		app->redraw_all = true; /* every cell over the picture again */
+}
+
+bool
+st_analysis_kitty(const st_app *app)
+{
+	return app->analysis != NULL && app->view == ST_VIEW_ANALYSIS &&
+	       app->analysis->inspector.graphics == ST_GRAPHICS_KITTY && app->analysis->inspector.pixels != NULL;
 }
 
 int
@@ -141,23 +151,55 @@ graphics_mode(const st_screen *s, char *out, size_t size)
 int
 st_analysis_graphics(st_app *app, const char *mode)
 {
-	if (mode == NULL || strcmp(mode, "symbols") == 0) {
+	st_analysis *an = app->analysis;
+	char why[256];
+	st_graphics can = st_graphics_detect(why, sizeof why);
+	if (mode == NULL) {
 		char m[64];
-		graphics_mode(app->screen, m, sizeof m);
-		st_app_message(app, ST_SEVERITY_INFO, "graphics: %s (the only mode in this build)", m);
+		if (an != NULL && an->inspector.graphics != ST_GRAPHICS_SYMBOLS)
+			snprintf(m, sizeof m, "%s pixels", st_graphics_name(an->inspector.graphics));
+		else
+			graphics_mode(app->screen, m, sizeof m);
+		st_app_message(app, ST_SEVERITY_INFO, "graphics: %s; this terminal: %s (:graphics symbols|sixel|kitty)",
+		               m, why);
 		return 0;
 	}
-	if (strcmp(mode, "sixel") == 0 || strcmp(mode, "kitty") == 0) {
-		char why[256];
-		st_graphics can = st_graphics_detect(why, sizeof why);
-		st_app_message(app, ST_SEVERITY_WARNING,
-		               "graphics %s: the editor draws symbols only so far (pixels must be written past the "
-		               "curses frame); this terminal: %s; strata inspect --term --graphics %s draws pixels",
-		               mode, can == ST_GRAPHICS_SYMBOLS ? why : st_graphics_name(can), mode);
+	int g = st_graphics_find(mode);
+	if (g < 0) {
+		st_app_message(app, ST_SEVERITY_ERROR, "graphics takes symbols, sixel or kitty, not '%s'", mode);
 		return -1;
 	}
-	st_app_message(app, ST_SEVERITY_ERROR, "graphics takes symbols, sixel or kitty, not '%s'", mode);
-	return -1;
+	if (an == NULL) {
+		st_app_message(app, ST_SEVERITY_ERROR, "graphics: open analysis mode first (:analyze)");
+		return -1;
+	}
+	an->inspector.graphics = (st_graphics)g;
+	free(an->inspector.pixels);
+	an->inspector.pixels = NULL;
+	app->redraw_all = true; /* no picture of the old kind stays behind */
+	if (g == ST_GRAPHICS_SYMBOLS)
+		st_app_message(app, ST_SEVERITY_INFO, "graphics: symbols");
+	else if ((int)can != g)
+		st_app_message(app, ST_SEVERITY_WARNING,
+		               "graphics: %s pixels as asked, though %s; :graphics symbols goes back", mode, why);
+	else
+		st_app_message(app, ST_SEVERITY_INFO, "graphics: %s pixels (%s)", mode, why);
+	return 0;
+}
+
+char *
+st_analysis_pixels(st_app *app, bool full)
+{
+	st_analysis *an = app->analysis;
+	if (an == NULL || app->view != ST_VIEW_ANALYSIS)
+		return NULL;
+	st_inspector *in = &an->inspector;
+	if (in->graphics == ST_GRAPHICS_SYMBOLS || in->pixels == NULL || in->row < 0 || (!in->pixels_new && !full))
+		return NULL;
+	in->pixels_new = false;
+	/* Kitty keeps earlier images until told: drop them first. */
+	return st_xasprintf("\0337%s\033[%d;%dH%s\0338", in->graphics == ST_GRAPHICS_KITTY ? "\033_Ga=d\033\\" : "",
+	                    in->pixel_y + 1, in->pixel_x + 1, in->pixels);
 }
 
 /* ---- inputs ---- */

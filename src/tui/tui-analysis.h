@@ -138,6 +138,14 @@ typedef struct st_inspector {
 	int data_row;
 	bool data_weights;
 	char error[320];       /* why there is no tensor */
+	/* Pixels (sixel or kitty) instead of symbols: the picture's escape
+	 * sequences for the cells at (pixel_x, pixel_y), which the frame
+	 * leaves blank, and whether they changed since last written. */
+	st_graphics graphics;
+	char *pixels;
+	int pixel_x, pixel_y;
+	uint64_t pixel_hash;
+	bool pixels_new;
 } st_inspector;
 
 void st_inspector_init(st_inspector *in);
@@ -168,8 +176,17 @@ bool st_analysis_key(st_app *app, const st_key *k);
 /* :input [LAYER] FILE: feeds an input layer (the one in view without
  * LAYER) from a file; opens analysis mode first when needed. */
 int st_analysis_input(st_app *app, int argc, char **argv);
-/* :graphics symbols|sixel|kitty: only symbols exist; the others say why. */
+/* :graphics symbols|sixel|kitty: how the inspector draws pictures; pixels
+ * are allowed where the terminal is not known to have them, with a
+ * warning that says so. */
 int st_analysis_graphics(st_app *app, const char *mode);
+/* After a frame has reached the terminal: the inspector's picture in
+ * pixels to write after it (cursor saved, moved, restored), when it
+ * changed or full is set (the frame repainted every cell); NULL when there
+ * is nothing to write. Caller frees. */
+char *st_analysis_pixels(st_app *app, bool full);
+/* Whether kitty images of the inspector are meant to be on the screen. */
+bool st_analysis_kitty(const st_app *app);
 /* The worker's descriptor (-1 when closed) and draining it. */
 int st_analysis_fd(const st_app *app);
 void st_analysis_drain(st_app *app);

@@ -63,6 +63,24 @@ st_inspector_free(st_inspector *in)
 {
 	free(in->data);
 	in->data = NULL;
+	free(in->pixels);
+	in->pixels = NULL;
+}
+
+/* FNV-1a over the picture and where it goes: the pixels are made again
+ * only when something changed. */
+static uint64_t
+picture_hash(const st_grid *g, int x, int y, int cols, int rows, st_graphics mode)
+{
+	uint64_t h = 1469598103934665603ull;
+	const int head[] = { g->height, g->width, x, y, cols, rows, (int)mode };
+	const unsigned char *p = (const unsigned char *)head;
+	for (size_t i = 0; i < sizeof head; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	p = (const unsigned char *)g->planes;
+	for (size_t i = 0; i < sizeof *g->planes * 3 * (size_t)g->height * (size_t)g->width; i++)
+		h = (h ^ p[i]) * 1099511628211ull;
+	return h;
 }
 
 void
@@ -193,7 +211,21 @@ st_inspector_draw(st_inspector *in, st_screen *s, st_rect r, const st_theme *the
 	}
 	int cols, prows;
 	st_picture_fit(g.height, g.width, in_r.w, pic_h, &cols, &prows);
-	st_picture_draw(s, in_r.x, in_r.y + 1, cols, prows, g.planes, g.height, g.width, depth, ascii);
+	if (in->graphics == ST_GRAPHICS_SYMBOLS) {
+		st_picture_draw(s, in_r.x, in_r.y + 1, cols, prows, g.planes, g.height, g.width, depth, ascii);
+	} else {
+		/* The cells stay blank; the pixels are written over them after the
+		 * frame (st_analysis_pixels). */
+		uint64_t h = picture_hash(&g, in_r.x, in_r.y + 1, cols, prows, in->graphics);
+		if (in->pixels == NULL || h != in->pixel_hash) {
+			free(in->pixels);
+			in->pixels = st_picture_pixels(g.planes, g.height, g.width, cols, prows, 0, 0, in->graphics);
+			in->pixel_hash = h;
+			in->pixel_x = in_r.x;
+			in->pixel_y = in_r.y + 1;
+			in->pixels_new = true;
+		}
+	}
 	st_grid_free(&g);
 	char foot[256];
 	if (in->zoom)

@@ -43,6 +43,22 @@ on_signal(int sig)
 	errno = saved;
 }
 
+/* Writes all of s to fd (a terminal: short writes continue). */
+static void
+write_all(int fd, const char *s)
+{
+	size_t n = strlen(s);
+	while (n > 0) {
+		ssize_t w = write(fd, s, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
 /* Where a crash inside a plugin is reported for the next start (made
  * before any plugin runs: the handler may only write). */
 static char crash_file[4096];
@@ -631,6 +647,7 @@ st_tui_main(const st_tui_options *opt)
 
 	int input_failed = tk == NULL ? (errno ? errno : EINVAL) : 0;
 	bool pasting = false;
+	bool kitty_on_screen = false;
 	st_buf paste;
 	st_buf_init(&paste);
 	while (!app->quit && !got_hangup && tk != NULL) {
@@ -653,11 +670,23 @@ st_tui_main(const st_tui_options *opt)
 		/* A playing video asks for its next frame when it is due. */
 		st_analysis_tick(app);
 		st_app_draw(app);
+		bool full = app->redraw_all;
 		if (app->redraw_all) {
 			st_term_invalidate();
 			app->redraw_all = false;
 		}
 		st_term_flush(app->screen, app->theme);
+		/* The inspector's picture in pixels goes over the blank cells the
+		 * frame left for it; kitty images stay until deleted. */
+		char *pixels = st_analysis_pixels(app, full);
+		if (pixels != NULL) {
+			write_all(STDOUT_FILENO, pixels);
+			kitty_on_screen = st_analysis_kitty(app);
+			free(pixels);
+		} else if (kitty_on_screen && !st_analysis_kitty(app)) {
+			write_all(STDOUT_FILENO, "\033_Ga=d\033\\");
+			kitty_on_screen = false;
+		}
 
 		/* Wait for input, a signal or libtermkey's Esc timeout. */
 		/* The dashboard's worker wakes the loop with news (at most every
@@ -728,6 +757,8 @@ st_tui_main(const st_tui_options *opt)
 			got_hangup = 1;
 	}
 	st_buf_free(&paste);
+	if (kitty_on_screen)
+		write_all(STDOUT_FILENO, "\033_Ga=d\033\\");
 	nw = write(STDOUT_FILENO, MOUSE_OFF, sizeof MOUSE_OFF - 1);
 	(void)nw;
 	if (tk != NULL)

@@ -53,6 +53,26 @@ wait_for "exported 28x28 to $tmp/c1.png"
 checks=$((checks + 1))
 [ "$(head -c 4 "$tmp/c1.png" 2>/dev/null | tail -c 3)" = "PNG" ] || fail "no PNG written"
 
+# Sixel pixels on request: the program writes the picture (tmux keeps it
+# from this terminal, so its raw output is read through pipe-pane).
+T pipe-pane -o -t t "cat >>'$tmp/raw'"
+keys :
+type_text "graphics sixel"
+keys Enter
+wait_for "graphics: sixel pixels"
+tries=0
+while ! grep -q "$(printf '\033P')" "$tmp/raw" 2>/dev/null && [ $tries -lt 100 ]; do
+	sleep 0.1
+	tries=$((tries + 1))
+done
+checks=$((checks + 1))
+grep -q "$(printf '\033P')" "$tmp/raw" 2>/dev/null || fail "no sixel picture was written"
+T pipe-pane -t t
+keys :
+type_text "graphics symbols"
+keys Enter
+wait_for "graphics: symbols"
+
 # Weights, and back to editing: the worker is stopped and joined.
 keys w
 wait_for "conv1 weights"

@@ -407,15 +407,64 @@ Test(tui_analysis, a_broken_model_shows_its_errors)
 	close_app(app);
 }
 
-Test(tui_analysis, graphics_modes_other_than_symbols_are_refused_with_a_reason)
+Test(tui_analysis, sixel_and_kitty_pixels_go_over_blank_cells)
 {
 	st_app *app = open_pass(120, 40);
+	cr_assert_eq(st_app_command(app, "graphics"), 0);
+	cr_assert(strstr(app->status, "graphics: symbols") != NULL, "%s", app->status);
+	cr_assert_eq(st_app_command(app, "graphics sixel"), -1, "needs analysis mode");
+	command_and_wait(app, "analyze");
+	char *cmd = st_xasprintf("input data %s/ramp.npy", test_dir);
+	command_and_wait(app, cmd);
+	free(cmd);
+	select_row(app, "same");
+	tui_press(app, "<Enter>");
+	char *f = frame_with(app, "same output · channels");
+	free(f);
+	cr_assert_null(st_analysis_pixels(app, true), "symbols need no pixels");
+	/* Sixel, though TERM does not say so: allowed, with a warning. */
+	setenv("TERM", "xterm-256color", 1);
+	unsetenv("TMUX");
+	cr_assert_eq(st_app_command(app, "graphics sixel"), 0);
+	cr_assert(strstr(app->status, "sixel pixels as asked, though TERM=xterm-256color has no sixel") != NULL, "%s",
+	          app->status);
+	f = tui_frame(app);
+	/* The inspector (the right three fifths) draws no block symbols. */
+	const st_screen *scr = app->screen;
+	for (int y = 0; y < scr->h; y++) {
+		for (int x = scr->w * 2 / 5 + 1; x < scr->w; x++) {
+			const unsigned char *ch = (const unsigned char *)scr->cells[y * scr->w + x].ch;
+			cr_assert(!(ch[0] == 0xe2 && ch[1] == 0x96 && ch[2] >= 0x80 && ch[2] <= 0x9f),
+			          "a block symbol at %d,%d under the picture:\n%s", x, y, f);
+		}
+	}
+	free(f);
+	char *px = st_analysis_pixels(app, false);
+	cr_assert_not_null(px);
+	cr_assert(strncmp(px, "\0337\033[", 4) == 0 && strstr(px, "\033P") != NULL && strstr(px, "\0338") != NULL);
+	free(px);
+	/* Nothing changed: nothing to write, unless the frame repainted everything. */
+	free(tui_frame(app));
+	cr_assert_null(st_analysis_pixels(app, false));
+	px = st_analysis_pixels(app, true);
+	cr_assert_not_null(px);
+	free(px);
+	/* Another colour map is another picture. */
+	tui_press(app, "m");
+	free(tui_frame(app));
+	px = st_analysis_pixels(app, false);
+	cr_assert_not_null(px);
+	free(px);
+	/* Kitty drops its earlier images first. */
+	cr_assert_eq(st_app_command(app, "graphics kitty"), 0);
+	free(tui_frame(app));
+	px = st_analysis_pixels(app, false);
+	cr_assert(px != NULL && strstr(px, "\033_Ga=d\033\\") != NULL && strstr(px, "\033_G") != NULL);
+	free(px);
+	cr_assert(st_analysis_kitty(app));
 	cr_assert_eq(st_app_command(app, "graphics symbols"), 0);
-	cr_assert(strstr(app->status, "symbols") != NULL, "%s", app->status);
-	cr_assert_eq(st_app_command(app, "graphics sixel"), -1);
-	cr_assert(strstr(app->status, "the editor draws symbols only so far") != NULL &&
-	              strstr(app->status, "strata inspect --term --graphics sixel") != NULL,
-	          "%s", app->status);
+	cr_assert(!st_analysis_kitty(app));
+	cr_assert(app->redraw_all, "symbols again repaint every cell");
 	cr_assert_eq(st_app_command(app, "graphics braille"), -1);
 	close_app(app);
 }
