@@ -764,7 +764,10 @@ st_analysis_draw(st_app *app, st_screen *s, st_rect r)
 	draw_status(an, d, s, r.x + 1, status_y, r.w - 2, app->theme);
 	st_analyzer_unlock(an->worker);
 	char mode[64];
-	graphics_mode(s, mode, sizeof mode);
+	if (an->inspector.graphics != ST_GRAPHICS_SYMBOLS)
+		snprintf(mode, sizeof mode, "%s pixels", st_graphics_name(an->inspector.graphics));
+	else
+		graphics_mode(s, mode, sizeof mode);
 	if (name == NULL) {
 		char title[128];
 		snprintf(title, sizeof title, "Channel Inspector · %s", mode);
