@@ -110,6 +110,30 @@ read_input(const cli_args *a, st_plan *plan, const st_graph *g, int i, const cha
 }
 
 int
+cli_weights_dir(const cli_args *a, const char *cmd, const char *model, const st_graph *g, char **dir)
+{
+	*dir = NULL;
+	if (cli_value(a, "weights")) {
+		*dir = st_xstrdup(cli_value(a, "weights"));
+	} else if (g->network.values[ST_NET_WEIGHTS].s[0] != '\0') {
+		/* The model's own setting stays inside the model's folder unless
+		 * the user allows otherwise; --weights is the user's and is taken
+		 * as given. */
+		char why[512];
+		*dir = st_model_path(model, g->network.values[ST_NET_WEIGHTS].s, cli_flag(a, "allow-outside-paths"),
+		                     why, sizeof why);
+		if (*dir == NULL) {
+			fprintf(stderr,
+			        "strata %s: %s: the weights folder %s; give one with --weights DIR, or allow it with "
+			        "--allow-outside-paths\n",
+			        cmd, model, why);
+			return EXIT_USAGE;
+		}
+	}
+	return EXIT_OK;
+}
+
+int
 cli_plan_prepare(const cli_args *a, const char *cmd, bool keep_outputs, volatile sig_atomic_t *cancel, cli_plan *cp)
 {
 	memset(cp, 0, sizeof *cp);
@@ -182,25 +206,10 @@ cli_plan_prepare(const cli_args *a, const char *cmd, bool keep_outputs, volatile
 	if (random_weights) {
 		bound = st_plan_bind_random_weights(plan, weight_seed, &d);
 	} else {
-		char *dir = NULL;
-		if (cli_value(a, "weights"))
-			dir = st_xstrdup(cli_value(a, "weights"));
-		else if (g->network.values[ST_NET_WEIGHTS].s[0] != '\0') {
-			/* The model's own setting stays inside the model's folder unless
-			 * the user allows otherwise; --weights is the user's and is
-			 * taken as given. */
-			char why[512];
-			dir = st_model_path(path, g->network.values[ST_NET_WEIGHTS].s, cli_flag(a, "allow-outside-paths"),
-			                    why, sizeof why);
-			if (dir == NULL) {
-				fprintf(stderr,
-				        "strata %s: %s: the weights folder %s; give one with --weights DIR, or allow "
-				        "it with --allow-outside-paths\n",
-				        cmd, path, why);
-				st_diag_free(&d);
-				rc = EXIT_USAGE;
-				goto out;
-			}
+		char *dir;
+		if ((rc = cli_weights_dir(a, cmd, path, g, &dir)) != EXIT_OK) {
+			st_diag_free(&d);
+			goto out;
 		}
 		bound = st_plan_bind_weights(plan, dir, &d);
 		free(dir);

@@ -93,6 +93,9 @@ void cli_print_json(cJSON *root);
  * st_report_free either way. */
 typedef struct st_report st_report;
 int cli_load_reports(const cli_args *a, int n, st_report *reports);
+/* --top N of strata report, or fallback when not given; -1 after a message
+ * when it is not a positive whole number. */
+int cli_report_top(const cli_args *a, int fallback);
 
 /* cli-plan.c: a model ready to run, from the options run and inspect share. */
 typedef struct cli_plan {
@@ -110,6 +113,11 @@ typedef struct cli_plan {
 int cli_plan_prepare(const cli_args *a, const char *cmd, bool keep_outputs, volatile sig_atomic_t *cancel,
                      cli_plan *cp);
 void cli_plan_free(cli_plan *cp);
+/* The weights folder the model file model (its graph g) runs with:
+ * --weights as given, else the model's own 'weights' setting kept inside
+ * its folder (unless --allow-outside-paths), else none (*dir NULL).
+ * Returns EXIT_OK, or EXIT_USAGE after a message. Caller frees *dir. */
+int cli_weights_dir(const cli_args *a, const char *cmd, const char *model, const st_graph *g, char **dir);
 /* Splits "name=path" (the name only when it is an identifier): *name is
  * NULL or the caller's to free, *path points into arg. */
 void cli_split_binding(const char *arg, char **name, const char **path);

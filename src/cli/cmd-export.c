@@ -83,24 +83,8 @@ cli_cmd_export(const cli_args *a)
 	}
 	int rc = EXIT_OK;
 	char *dir = NULL;
-	if (!opt.random_weights) {
-		if (cli_value(a, "weights")) {
-			dir = st_xstrdup(cli_value(a, "weights"));
-		} else if (g->network.values[ST_NET_WEIGHTS].s[0] != '\0') {
-			/* As strata run: the model's own setting stays inside its folder. */
-			char why[512];
-			dir = st_model_path(path, g->network.values[ST_NET_WEIGHTS].s, cli_flag(a, "allow-outside-paths"),
-			                    why, sizeof why);
-			if (dir == NULL) {
-				fprintf(stderr,
-				        "strata export: %s: the weights folder %s; give one with --weights DIR, or allow "
-				        "it with --allow-outside-paths\n",
-				        path, why);
-				rc = EXIT_USAGE;
-				goto out;
-			}
-		}
-	}
+	if (!opt.random_weights && (rc = cli_weights_dir(a, "export", path, g, &dir)) != EXIT_OK)
+		goto out;
 	st_diag d;
 	st_diag_init(&d);
 	int status = st_export_onnx_file(g, dir, &opt, output, &d);

@@ -61,22 +61,6 @@ find_base(const cli_args *a, int n)
 	return -1;
 }
 
-/* --top N, or REPORT_HTML_TOP; -1 after a message when it is no count. */
-static int
-find_top(const cli_args *a)
-{
-	const char *top = cli_value(a, "top");
-	if (top == NULL)
-		return REPORT_HTML_TOP;
-	char *end;
-	errno = 0;
-	long v = strtol(top, &end, 10);
-	if (*top == '\0' || *end != '\0' || errno || v < 1 || v > 1000000000) {
-		fprintf(stderr, "strata report: --top needs a positive whole number, not '%s'\n", top);
-		return -1;
-	}
-	return (int)v;
-}
 
 int
 cli_cmd_report_html(const cli_args *a)
@@ -86,7 +70,7 @@ cli_cmd_report_html(const cli_args *a)
 		fprintf(stderr, "strata report: html takes one report or more\n");
 		return EXIT_USAGE;
 	}
-	int base = find_base(a, n), top = find_top(a);
+	int base = find_base(a, n), top = cli_report_top(a, REPORT_HTML_TOP);
 	if (base < 0 || top < 0)
 		return EXIT_USAGE;
 	st_report *reports = st_xcalloc((size_t)n, sizeof *reports);

@@ -169,20 +169,24 @@ layer_order(const cli_args *a, const st_report *r, int **order)
 		qsort(*order, (size_t)r->n_layers, sizeof **order, compare_index);
 		sorting = NULL;
 	}
-	int n = r->n_layers;
+	int top = cli_report_top(a, r->n_layers);
+	return top < 0 ? -1 : top < r->n_layers ? top : r->n_layers;
+}
+
+int
+cli_report_top(const cli_args *a, int fallback)
+{
 	const char *top = cli_value(a, "top");
-	if (top != NULL) {
-		char *end;
-		errno = 0;
-		long v = strtol(top, &end, 10);
-		if (*top == '\0' || *end != '\0' || errno || v < 1 || v > 1000000000) {
-			fprintf(stderr, "strata report: --top needs a positive whole number, not '%s'\n", top);
-			return -1;
-		}
-		if (v < n)
-			n = (int)v;
+	if (top == NULL)
+		return fallback;
+	char *end;
+	errno = 0;
+	long v = strtol(top, &end, 10);
+	if (*top == '\0' || *end != '\0' || errno || v < 1 || v > 1000000000) {
+		fprintf(stderr, "strata report: --top needs a positive whole number, not '%s'\n", top);
+		return -1;
 	}
-	return n;
+	return (int)v;
 }
 
 /* ---- show ---- */
@@ -354,47 +358,20 @@ show_layers(const st_report *r, const int *order, int n, bool ascii, const char 
 		printf("  Hardware counters: not in this report\n");
 }
 
-typedef struct type_total {
-	const char *type;
-	int first, count;
-	double time;
-} type_total;
-
-static int
-compare_type_total(const void *a, const void *b)
-{
-	const type_total *x = a, *y = b;
-	int c = by_number_desc(x->time, y->time);
-	return c ? c : (x->first > y->first) - (x->first < y->first);
-}
-
 static void
 show_types(const st_report *r)
 {
-	type_total *t = st_xcalloc((size_t)(r->n_layers ? r->n_layers : 1), sizeof *t);
-	int n = 0, wtype = 4;
-	double total = 0;
-	for (int i = 0; i < r->n_layers; i++) {
-		int k = 0;
-		while (k < n && strcmp(t[k].type, r->layers[i].type) != 0)
-			k++;
-		if (k == n) {
-			t[n++] = (type_total){ .type = r->layers[i].type, .first = i };
-			if (text_width(r->layers[i].type) > wtype)
-				wtype = text_width(r->layers[i].type);
-		}
-		t[k].count++;
-		t[k].time += r->layers[i].time.mean;
-		total += r->layers[i].time.mean;
-	}
-	qsort(t, (size_t)n, sizeof *t, compare_type_total);
+	int n, wtype = 4;
+	st_report_type *t = st_report_by_type(r, &n);
+	for (int k = 0; k < n; k++)
+		wtype = text_width(t[k].type) > wtype ? text_width(t[k].type) : wtype;
 	printf("\nBy Type\n  ");
 	print_padded("type", wtype);
 	printf("  %5s  %10s  %7s\n", "count", "total ms", "share %");
 	for (int k = 0; k < n; k++) {
 		printf("  ");
 		print_padded(t[k].type, wtype);
-		printf("  %5d  %10.3f  %7.1f\n", t[k].count, t[k].time, total > 0 ? t[k].time / total * 100 : 0.0);
+		printf("  %5d  %10.3f  %7.1f\n", t[k].count, t[k].time, t[k].share * 100);
 	}
 	free(t);
 }

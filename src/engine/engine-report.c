@@ -128,47 +128,51 @@ st_report_find_layer(const st_report *r, const char *name, const char *type)
 	return NULL;
 }
 
-/* by_type: one entry per layer type, by total time, then first appearance. */
-typedef struct type_total {
-	const char *type;
-	int first, count;
-	double time;
-} type_total;
-
 static int
 compare_type_total(const void *a, const void *b)
 {
-	const type_total *x = a, *y = b;
+	const st_report_type *x = a, *y = b;
 	if (x->time != y->time)
 		return x->time < y->time ? 1 : -1;
 	return (x->first > y->first) - (x->first < y->first);
 }
 
-static cJSON *
-by_type_json(const st_report *r)
+st_report_type *
+st_report_by_type(const st_report *r, int *n)
 {
-	type_total *t = st_xcalloc((size_t)(r->n_layers ? r->n_layers : 1), sizeof *t);
-	int n = 0;
+	st_report_type *t = st_xcalloc((size_t)(r->n_layers ? r->n_layers : 1), sizeof *t);
+	*n = 0;
 	double total = 0;
 	for (int i = 0; i < r->n_layers; i++) {
 		const char *type = r->layers[i].type ? r->layers[i].type : "";
 		int k = 0;
-		while (k < n && strcmp(t[k].type, type) != 0)
+		while (k < *n && strcmp(t[k].type, type) != 0)
 			k++;
-		if (k == n)
-			t[n++] = (type_total){ .type = type, .first = i };
+		if (k == *n)
+			t[(*n)++] = (st_report_type){ .type = type, .first = i };
 		t[k].count++;
 		t[k].time += r->layers[i].time.mean;
 		total += r->layers[i].time.mean;
 	}
-	qsort(t, (size_t)n, sizeof *t, compare_type_total);
+	qsort(t, (size_t)*n, sizeof *t, compare_type_total);
+	for (int k = 0; k < *n; k++)
+		t[k].share = total > 0 ? t[k].time / total : 0;
+	return t;
+}
+
+/* by_type: one entry per layer type, by total time, then first appearance. */
+static cJSON *
+by_type_json(const st_report *r)
+{
+	int n;
+	st_report_type *t = st_report_by_type(r, &n);
 	cJSON *a = cJSON_CreateArray();
 	for (int k = 0; k < n; k++) {
 		cJSON *o = cJSON_CreateObject();
 		cJSON_AddStringToObject(o, "type", t[k].type);
 		cJSON_AddNumberToObject(o, "count", t[k].count);
 		cJSON_AddNumberToObject(o, "time_ms", t[k].time);
-		cJSON_AddNumberToObject(o, "share", total > 0 ? t[k].time / total : 0);
+		cJSON_AddNumberToObject(o, "share", t[k].share);
 		cJSON_AddItemToArray(a, o);
 	}
 	free(t);

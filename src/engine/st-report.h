@@ -100,6 +100,18 @@ const st_report_layer *st_report_find_layer(const st_report *r, const char *name
  * Caller frees. */
 int *st_report_slowest(const st_report *r);
 
+/* The time of one layer type: how many layers, their summed mean time and
+ * its share of all layers' time. */
+typedef struct st_report_type {
+	const char *type;        /* r's own string */
+	int first;               /* its first layer */
+	int count;
+	double time, share;
+} st_report_type;
+/* r's layer types, the largest total first (ties in order of first
+ * appearance), *n of them. Valid while r is; caller frees the array. */
+st_report_type *st_report_by_type(const st_report *r, int *n);
+
 /* Appends a sparkline of v[0..n) in at most cells characters: one of
  * ▁▂▃▄▅▆▇█ per cell (with ascii, one of _.-=+*#@), scaled from lo (lowest
  * bar) to hi (highest); lo >= hi scales from the series' own least to
