@@ -38,8 +38,8 @@ state_of(st_exec_layer *L)
 	return L->state;
 }
 
-static void
-window_release(st_exec_layer *L)
+void
+std_window_release(st_exec_layer *L)
 {
 	free(L->state);
 	L->state = NULL;
@@ -231,8 +231,8 @@ static const window_params conv_window = {
 	.padding = CONV_PADDING, .pads = CONV_PADS,
 };
 
-static int
-conv_prepare(st_exec_layer *L, const st_host_api *api)
+int
+std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 {
 	k_window w;
 	int spatial = image_tensors(L, api);
@@ -257,8 +257,8 @@ conv_prepare(st_exec_layer *L, const st_host_api *api)
 	return 0;
 }
 
-static int
-conv_run(st_exec_layer *L, const st_exec_ctx *ctx)
+int
+std_conv_run(st_exec_layer *L, const st_exec_ctx *ctx)
 {
 	const window_state *s = L->state;
 	const float *bias = L->params[CONV_BIAS].b ? L->weights[1].data : NULL;
@@ -314,8 +314,8 @@ deconv_sizes(st_exec_layer *L, const st_host_api *api, int padding, const int64_
 	return 0;
 }
 
-static int
-deconv_prepare(st_exec_layer *L, const st_host_api *api)
+int
+std_deconv_prepare(st_exec_layer *L, const st_host_api *api)
 {
 	k_window w;
 	int64_t output_padding[K_MAX_SPATIAL];
@@ -342,8 +342,8 @@ deconv_prepare(st_exec_layer *L, const st_host_api *api)
 	return 0;
 }
 
-static int
-deconv_run(st_exec_layer *L, const st_exec_ctx *ctx)
+int
+std_deconv_run(st_exec_layer *L, const st_exec_ctx *ctx)
 {
 	const window_state *s = L->state;
 	const float *bias = L->params[DECONV_BIAS].b ? L->weights[1].data : NULL;
@@ -443,13 +443,13 @@ global_pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	.dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32)
 
 const st_impl_desc std_conv_impls[] = {
-	{ .layer = "convolution", CPU_FP32_NCHW, .prepare = conv_prepare, .run = conv_run,
-	  .release = window_release },
-	{ .layer = "deconvolution", CPU_FP32_NCHW, .prepare = deconv_prepare, .run = deconv_run,
-	  .release = window_release },
+	{ .layer = "convolution", CPU_FP32_NCHW, .prepare = std_conv_prepare, .run = std_conv_run,
+	  .release = std_window_release },
+	{ .layer = "deconvolution", CPU_FP32_NCHW, .prepare = std_deconv_prepare, .run = std_deconv_run,
+	  .release = std_window_release },
 	{ .layer = "pooling", CPU_FP32_NCHW, .prepare = pool_prepare, .run = pool_run,
-	  .release = window_release },
+	  .release = std_window_release },
 	{ .layer = "global_pooling", CPU_FP32_NCHW, .prepare = global_pool_prepare,
-	  .run = global_pool_run, .release = window_release },
+	  .run = global_pool_run, .release = std_window_release },
 };
 const int std_conv_impl_count = STD_COUNT(std_conv_impls);

@@ -324,7 +324,7 @@ product(const int64_t *values, int n)
 	  .doc = "Spacing between the taps of the window; 1 is a dense window. One value for every "    \
 	         "spatial axis, or one per axis." }
 
-static const st_param_desc convolution_params[] = {
+const st_param_desc std_convolution_params[] = {
 	[CONV_NUM_OUTPUT] = NUM_OUTPUT_PARAM("Number of output channels, that is of filters learned."),
 	[CONV_KERNEL] = KERNEL_PARAM("[3]"),
 	[CONV_STRIDE] = STRIDE_PARAM("[1]"),
@@ -344,8 +344,8 @@ static const window_params convolution_window = {
 	.padding = CONV_PADDING, .pads = CONV_PADS,
 };
 
-static int
-convolution_reshape(st_reshape *r, const st_host_api *api)
+int
+std_convolution_reshape(st_reshape *r, const st_host_api *api)
 {
 	const st_shape *in = r->inputs[0];
 	int64_t num_output = r->params[CONV_NUM_OUTPUT].i, groups = r->params[CONV_GROUPS].i;
@@ -376,7 +376,7 @@ convolution_reshape(st_reshape *r, const st_host_api *api)
 
 /* ---- deconvolution ---- */
 
-static const st_param_desc deconvolution_params[] = {
+const st_param_desc std_deconvolution_params[] = {
 	[DECONV_NUM_OUTPUT] = NUM_OUTPUT_PARAM("Number of output channels."),
 	[DECONV_KERNEL] = KERNEL_PARAM("[3]"),
 	[DECONV_STRIDE] = STRIDE_PARAM("[1]"),
@@ -467,8 +467,8 @@ transposed_output_sizes(st_reshape *r, const st_host_api *api, const st_shape *i
 	return 0;
 }
 
-static int
-deconvolution_reshape(st_reshape *r, const st_host_api *api)
+int
+std_deconvolution_reshape(st_reshape *r, const st_host_api *api)
 {
 	const st_shape *in = r->inputs[0];
 	int64_t num_output = r->params[DECONV_NUM_OUTPUT].i, groups = r->params[DECONV_GROUPS].i;
@@ -591,14 +591,14 @@ const st_layer_desc std_conv_layers[] = {
 	  .aliases = convolution_aliases,
 	  .summary = "1-D, 2-D or 3-D convolution with stride, padding, dilation and groups (ONNX Conv).",
 	  .inputs = image_input, .n_inputs = 1, .outputs = convolution_output, .n_outputs = 1,
-	  .params = convolution_params, .n_params = STD_COUNT(convolution_params),
-	  .flags = ST_LAYER_ACTIVATION, .reshape = convolution_reshape },
+	  .params = std_convolution_params, .n_params = STD_COUNT(std_convolution_params),
+	  .flags = ST_LAYER_ACTIVATION, .reshape = std_convolution_reshape },
 	{ .name = "deconvolution", .display_name = "Deconvolution", .category = "General",
 	  .aliases = deconvolution_aliases,
 	  .summary = "Transposed convolution that upsamples by its stride (ONNX ConvTranspose).",
 	  .inputs = image_input, .n_inputs = 1, .outputs = convolution_output, .n_outputs = 1,
-	  .params = deconvolution_params, .n_params = STD_COUNT(deconvolution_params),
-	  .flags = ST_LAYER_ACTIVATION, .reshape = deconvolution_reshape },
+	  .params = std_deconvolution_params, .n_params = STD_COUNT(std_deconvolution_params),
+	  .flags = ST_LAYER_ACTIVATION, .reshape = std_deconvolution_reshape },
 	{ .name = "pooling", .display_name = "Pooling", .category = "Pooling", .aliases = pooling_aliases,
 	  .summary = "Max or average over sliding windows (ONNX MaxPool, AveragePool).",
 	  .inputs = image_input, .n_inputs = 1, .outputs = pooling_output, .n_outputs = 1,

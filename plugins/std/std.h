@@ -114,6 +114,23 @@ enum { GELU_APPROXIMATE };
 enum { GELU_NONE, GELU_TANH };                             /* approximate */
 enum { CLIP_MIN, CLIP_MAX };
 
+/*
+ * The convolutions' reshape and CPU functions, shared with collections that
+ * extend a convolution's parameter table (plugins/xwn builds these files
+ * in too): they read the parameters by the CONV_* and DECONV_* positions,
+ * so a table that starts with the same parameters in the same order may
+ * use them.
+ */
+extern const st_param_desc std_convolution_params[CONV_BIAS + 1];     /* std-conv.c */
+extern const st_param_desc std_deconvolution_params[DECONV_BIAS + 1];
+int std_convolution_reshape(st_reshape *r, const st_host_api *api);
+int std_deconvolution_reshape(st_reshape *r, const st_host_api *api);
+int std_conv_prepare(st_exec_layer *L, const st_host_api *api);        /* std-conv-cpu.c */
+int std_conv_run(st_exec_layer *L, const st_exec_ctx *ctx);
+int std_deconv_prepare(st_exec_layer *L, const st_host_api *api);
+int std_deconv_run(st_exec_layer *L, const st_exec_ctx *ctx);
+void std_window_release(st_exec_layer *L);
+
 /* The entry point; also callable directly when the collection is linked in. */
 int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
 

@@ -479,6 +479,7 @@ const st_host_api st_host = {
 	.float_to_half = st_float_to_half,
 	.status = host_status,
 	.colormap_rgb = host_colormap_rgb,
+	.abi_minor = ST_PLUGIN_ABI_MINOR,
 };
 
 /* ---- registry ---- */

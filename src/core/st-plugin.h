@@ -31,9 +31,10 @@ extern "C" {
  * earlier host of the same version; before it calls a member added since,
  * it checks that the host filled it (ST_HOST_HAS). Minor 1 added runtime
  * options (ST_PARAM_RUNTIME, ST_PARAM_TRIGGER, ST_PARAM_LABEL), api->status
- * and api->colormap_rgb.
+ * and api->colormap_rgb. Minor 2 added st_exec_layer.weights_generation and
+ * api->abi_minor (which an earlier host leaves unfilled: ST_HOST_HAS).
  */
-#define ST_PLUGIN_ABI_MINOR 1u
+#define ST_PLUGIN_ABI_MINOR 2u
 
 #define ST_MAX_RANK 8     /* tensors have rank 0 to 8 */
 #define ST_MAX_OUTPUTS 64 /* most outputs one layer may have */
@@ -199,6 +200,12 @@ typedef struct st_exec_layer {
 	size_t scratch_bytes;              /* set by prepare: scratch one run needs */
 	void *scratch;                     /* at run: scratch_bytes of 64-byte aligned memory */
 	void *host_private;
+	/* ABI 2.2: changes (never to 0) every time weights are bound, and only
+	 * then: prepare redoes what it derives from the weights (packing, a
+	 * weight transform) when it differs from the value it last saw, and
+	 * keeps it otherwise (a prepare for new input sizes). 0 from an
+	 * earlier host: derive again at every prepare. */
+	uint64_t weights_generation;
 } st_exec_layer;
 
 /* A range of work, [begin, end). */
@@ -360,6 +367,9 @@ struct st_host_api {
 	 * host's colour maps (ST_COLORMAP_*), components 0 to 1: the maps the
 	 * channel inspector draws with. */
 	void (*colormap_rgb)(int map, double t, float rgb[3]);
+	/* ABI 2.2. The host's minor version (ST_PLUGIN_ABI_MINOR it was built
+	 * with). */
+	uint32_t abi_minor;
 };
 
 /* The host's colour maps for api->colormap_rgb; the numbers never change. */

@@ -89,6 +89,7 @@ struct st_plan {
 	st_pool *pool;
 	st_exec_ctx ctx;
 	bool weights_bound;
+	uint64_t weights_generation; /* counts binds: st_exec_layer.weights_generation */
 	bool inputs_set;
 	bool ran;                /* a run finished since the plan was last built */
 	/* Profiling (engine-profile.c): seconds of each step of the last run. */

@@ -341,6 +341,7 @@ prepare_all(st_plan *p, st_diag *d)
 		layer_slot *slot = s->slot;
 		s->L.state = slot->state;
 		s->L.scratch_bytes = 0;
+		s->L.weights_generation = p->weights_generation;
 		s->report.failed = false;
 		if (slot->impl->prepare != NULL && slot->impl->prepare(&s->L, &st_host) != 0) {
 			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "layer '%s': %s", slot->layer->name,

@@ -135,6 +135,7 @@ bind(st_plan *p, const char *dir_path, bool random, uint64_t seed, st_diag *d)
 	if (failures > 0)
 		return -1;
 	p->weights_bound = true;
+	p->weights_generation++;
 	return plan_prepare(p, d);
 }
 

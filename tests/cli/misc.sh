@@ -99,7 +99,7 @@ has out "good 2.1.0"
 expect 0 "$STRATA" layers
 has out "stack_test"
 checks=$((checks + 1))
-if grep -q "convolution" "$tmp/out"; then
+if grep -qE "^  convolution " "$tmp/out"; then
 	echo "FAIL: a disabled plugin's layers are listed"
 	fails=$((fails + 1))
 fi
