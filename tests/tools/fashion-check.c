@@ -2,7 +2,10 @@
  * images into .npy batches for strata run, and compares what strata run wrote
  * with PyTorch's logits and the labels.
  *   fashion-check split IMAGES.gz BATCH OUTDIR
- *   fashion-check compare OUTDIR BATCHES REFERENCE.npy LABELS.gz */
+ *   fashion-check compare OUTDIR BATCHES REFERENCE.npy LABELS.gz
+ *   fashion-check accuracy OUTDIR BATCHES LABELS.gz MINIMUM
+ * accuracy is for variants without a reference (the XWN model): it prints
+ * the top-1 accuracy and fails below MINIMUM. */
 #include "config.h"
 
 #include <math.h>
@@ -113,6 +116,36 @@ compare(const char *dir, int batches, const char *reference, const char *labels_
 	return row == 10000 && right_strata == right_torch && agree == row ? 0 : 1;
 }
 
+static int
+accuracy(const char *dir, int batches, const char *labels_path, double minimum)
+{
+	size_t len;
+	unsigned char *labels = read_gz(labels_path, &len);
+	int64_t row = 0, right = 0;
+	for (int b = 0; b < batches; b++) {
+		char path[4096], err[512];
+		snprintf(path, sizeof path, "%s/logits_%d.npy", dir, b);
+		st_npy got;
+		if (st_npy_read(path, &got, err, sizeof err) != 0) {
+			fprintf(stderr, "%s\n", err);
+			return 1;
+		}
+		const float *x = got.data;
+		for (int64_t i = 0; i < got.dims[0] && (size_t)(8 + row) < len; i++, row++) {
+			int best = 0;
+			for (int k = 1; k < 10; k++)
+				if (x[i * 10 + k] > x[i * 10 + best])
+					best = k;
+			right += best == labels[8 + row];
+		}
+		st_npy_free(&got);
+	}
+	free(labels);
+	double acc = row ? (double)right / (double)row : 0;
+	printf("%lld images; top-1 accuracy %.4f (at least %.4f wanted)\n", (long long)row, acc, minimum);
+	return row == 10000 && acc >= minimum ? 0 : 1;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -120,6 +153,9 @@ main(int argc, char **argv)
 		return split(argv[2], atoi(argv[3]), argv[4]);
 	if (argc == 6 && strcmp(argv[1], "compare") == 0)
 		return compare(argv[2], atoi(argv[3]), argv[4], argv[5]);
-	fprintf(stderr, "usage: fashion-check split IMAGES.gz BATCH OUTDIR | compare OUTDIR BATCHES REFERENCE LABELS.gz\n");
+	if (argc == 6 && strcmp(argv[1], "accuracy") == 0)
+		return accuracy(argv[2], atoi(argv[3]), argv[4], atof(argv[5]));
+	fprintf(stderr, "usage: fashion-check split IMAGES.gz BATCH OUTDIR | compare OUTDIR BATCHES REFERENCE LABELS.gz "
+	        "| accuracy OUTDIR BATCHES LABELS.gz MINIMUM\n");
 	return 2;
 }

@@ -438,3 +438,94 @@ Test(xwn, grouped_convolution_prunes_per_output_channel)
 	cr_assert_float_eq(y[1], 0.04f, 1e-6);
 	test_layer_free(&r);
 }
+
+/* ---- in a plan: the transform follows the weights bound ---- */
+
+#include "st-engine.h"
+
+static st_session *
+xwn_model(const char *script)
+{
+	st_session *s = st_session_new(st_graph_new(test_registry()), NULL);
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_session_run_script(s, script, "test", &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	st_graph_check(st_session_graph(s));
+	cr_assert_eq(st_session_graph(s)->errors, 0, "the model has type errors");
+	return s;
+}
+
+/* Binds random weights of seed (or keeps them when seed is 0), feeds x of
+ * shape and runs; the output into y (room for 4096 values). Returns its
+ * number of values. */
+static int64_t
+bind_run(st_plan *p, uint64_t seed, const float *x, const char *shape, float *y)
+{
+	st_diag d;
+	st_diag_init(&d);
+	if (seed != 0)
+		cr_assert_eq(st_plan_bind_random_weights(p, seed, &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_tensor t = { .data = (void *)x, .shape = test_shape(shape), .layout = ST_LAYOUT_NCHW };
+	cr_assert_eq(st_plan_set_input(p, 0, &t, &d), 0, "%s", d.count ? d.items[0].text : "");
+	cr_assert_eq(st_plan_run(p, &d), 0, "%s", d.count ? d.items[0].text : "");
+	int64_t n = st_shape_elements(st_plan_output_shape(p, 0));
+	cr_assert(n > 0 && n <= 4096);
+	st_plan_get_output(p, 0, y);
+	st_diag_free(&d);
+	return n;
+}
+
+static st_plan *
+xwn_plan(st_session *s, int format)
+{
+	st_plan_options opt = { .format = format, .threads = 1 };
+	st_diag d;
+	st_diag_init(&d);
+	st_plan *p = st_plan_compile(st_session_graph(s), &opt, &d);
+	cr_assert_not_null(p, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	return p;
+}
+
+Test(xwn, rebinding_redoes_the_transform_and_a_replan_keeps_it)
+{
+	static const char *const scripts[] = {
+		"add input data; set data dims 2x5x5; add xwn_convolution c; set c num_output 3; "
+		"set c use_transform true; set c use_pruning true; connect data c; add output out; connect c out",
+		"add input data; set data dims 2x5x5; add xwn_cascade_convolution c; set c num_output 3; "
+		"set c kernel_size 5; set c mid_channels 2; set c use_transform true; connect data c; "
+		"add output out; connect c out",
+		"add input data; set data dims 2x5x5; add xwn_deconvolution c; set c num_output 3; "
+		"set c stride 2; set c use_transform true; set c use_pruning true; connect data c; "
+		"add output out; connect c out",
+	};
+	float x[2 * 6 * 6];
+	for (int i = 0; i < 72; i++)
+		x[i] = (float)((i * 7) % 11) / 11.0f - 0.4f;
+	for (size_t c = 0; c < sizeof scripts / sizeof scripts[0]; c++) {
+		st_session *s = xwn_model(scripts[c]);
+		st_plan *p = xwn_plan(s, -1), *q = xwn_plan(s, -1), *h = xwn_plan(s, ST_FORMAT_FP16_NCHW);
+		static float a1[4096], a2[4096], b2[4096], h2[4096];
+		/* Seeds 1 then 2 on one plan: random weights of the same size often
+		 * land at the address just freed, which must not fool it. */
+		int64_t n = bind_run(p, 1, x, "1x2x5x5", a1);
+		cr_assert_eq(bind_run(p, 2, x, "1x2x5x5", a2), n);
+		cr_assert_eq(bind_run(q, 2, x, "1x2x5x5", b2), n);
+		cr_assert(memcmp(a1, a2, sizeof *a1 * (size_t)n) != 0, "case %zu: the weights made no difference", c);
+		cr_assert(memcmp(a2, b2, sizeof *a2 * (size_t)n) == 0, "case %zu: a stale transform after rebinding", c);
+		/* New input sizes re-plan with the weights kept. */
+		int64_t m = bind_run(p, 0, x, "1x2x6x6", a2);
+		cr_assert(m > n);
+		cr_assert_eq(bind_run(q, 0, x, "1x2x6x6", b2), m);
+		cr_assert(memcmp(a2, b2, sizeof *a2 * (size_t)m) == 0, "case %zu: wrong after a re-plan", c);
+		/* FP16: the engine converts around the float32 implementation. */
+		cr_assert_eq(bind_run(h, 2, x, "1x2x6x6", h2), m);
+		char why[256];
+		cr_assert(test_allclose(h2, b2, m, 1e-2, why, sizeof why), "case %zu fp16: %s", c, why);
+		st_plan_free(h);
+		st_plan_free(p);
+		st_plan_free(q);
+		st_session_free(s);
+	}
+}
