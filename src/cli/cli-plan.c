@@ -136,8 +136,14 @@ cli_weights_dir(const cli_args *a, const char *cmd, const char *model, const st_
 int
 cli_plan_prepare(const cli_args *a, const char *cmd, bool keep_outputs, volatile sig_atomic_t *cancel, cli_plan *cp)
 {
+	return cli_plan_prepare_model(a, cmd, a->argv[0], keep_outputs, cli_flag(a, "random-input"), cancel, cp);
+}
+
+int
+cli_plan_prepare_model(const cli_args *a, const char *cmd, const char *path, bool keep_outputs, bool random_inputs,
+                       volatile sig_atomic_t *cancel, cli_plan *cp)
+{
 	memset(cp, 0, sizeof *cp);
-	const char *path = a->argv[0];
 	long threads = 0;
 	if (cli_value(a, "threads") && cli_parse_count(cmd, cli_value(a, "threads"), "--threads", 1, 256, &threads) != 0)
 		return EXIT_USAGE;
@@ -159,7 +165,7 @@ cli_plan_prepare(const cli_args *a, const char *cmd, bool keep_outputs, volatile
 		return EXIT_USAGE;
 	}
 	uint64_t weight_seed = 0, input_seed = 0;
-	bool random_weights = cli_flag(a, "random-weights"), random_inputs = cli_flag(a, "random-input");
+	bool random_weights = cli_flag(a, "random-weights");
 	if (random_weights && cli_value(a, "weights")) {
 		fprintf(stderr, "strata %s: give --weights or --random-weights, not both\n", cmd);
 		return EXIT_USAGE;

@@ -112,6 +112,10 @@ typedef struct cli_plan {
  * cli_plan_free either way. */
 int cli_plan_prepare(const cli_args *a, const char *cmd, bool keep_outputs, volatile sig_atomic_t *cancel,
                      cli_plan *cp);
+/* The same for the model file path (not necessarily a->argv[0]), with
+ * seeded random data for every input given no file when random_inputs. */
+int cli_plan_prepare_model(const cli_args *a, const char *cmd, const char *path, bool keep_outputs, bool random_inputs,
+                           volatile sig_atomic_t *cancel, cli_plan *cp);
 void cli_plan_free(cli_plan *cp);
 /* The weights folder the model file model (its graph g) runs with:
  * --weights as given, else the model's own 'weights' setting kept inside
@@ -139,6 +143,7 @@ int cli_cmd_edit(const cli_args *a);
 int cli_cmd_help(const cli_args *a);
 int cli_cmd_version(const cli_args *a);
 int cli_cmd_report(const cli_args *a);
+int cli_cmd_xwn(const cli_args *a);
 
 /* cmd-help.c */
 void cli_print_usage(FILE *out);

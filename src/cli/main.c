@@ -152,6 +152,23 @@ static const cli_option report_options[] = {
 	{ NULL, 0, NULL, NULL, false },
 };
 
+static const cli_option xwn_options[] = {
+	{ "weights", 'w', "DIR", "weights folder (default: the model's 'weights' setting)", false },
+	{ "allow-outside-paths", 0, NULL, "let the model's own paths leave its folder (absolute, '..', links)",
+	  false },
+	{ "random-weights", 0, NULL, "use seeded random weights instead of files", false },
+	{ "seed", 0, "N", "seed for --random-weights and the random inputs (default 0)", false },
+	{ "input", 'i', "[NAME=]FILE", "with compare: data for an input layer (.npy, .png, .jpg, or a video's first "
+	  "frame); inputs given no file get seeded random data", true },
+	{ "threads", 't', "N", "with compare: worker threads (default: every core)", false },
+	{ "ascii", 0, NULL, "with compare: draw the level histogram with ASCII symbols", false },
+	{ "output", 'o', "DIR", "with export-weights: the folder to write (created; never the weights folder read)",
+	  false },
+	{ "force", 0, NULL, "with export-weights: replace a folder that already holds files", false },
+	{ "json", 0, NULL, "print the result as JSON", false },
+	{ NULL, 0, NULL, NULL, false },
+};
+
 static const cli_option no_options[] = { { NULL, 0, NULL, NULL, false } };
 
 const cli_command cli_commands[] = {
@@ -204,6 +221,20 @@ const cli_command cli_commands[] = {
 	  "FILE; an existing file is replaced only when it is such a page or with --force. Exits 2 when a "
 	  "report cannot be read.",
 	  report_options, 2, -1, CLI_COMPLETE_FILE, cli_cmd_report },
+	{ "xwn", "compare|export-weights MODEL", "the XWN collection's tools: compare, export weights",
+	  "Tools for models with XWN layers (xwn_convolution, xwn_deconvolution, xwn_cascade_convolution; "
+	  "docs/xwn.md). 'compare MODEL' runs the model twice on the same weights and inputs, once as it is "
+	  "and once with use_transform and use_pruning off on every XWN layer, and prints for each XWN layer "
+	  "its settings, how far its output moved (largest absolute difference and relative L2, "
+	  "||as set - off|| / ||off||; a layer's difference includes what the XWN layers before it changed), "
+	  "the kernel slices pruned and a histogram of the level indices the transform chose, then the "
+	  "difference of every network output. 'export-weights MODEL -o DIR' writes a complete weights "
+	  "folder in which every XWN layer's weights are transformed and pruned as the layer runs with "
+	  "them and every other weight is copied, with xwn-settings.json describing it, for the same model "
+	  "with use_transform and use_pruning off (the transform is not idempotent: do not apply it "
+	  "twice). DIR is created whole or not at all; one that holds files is replaced only with --force. "
+	  "Exits 1 when the model has no XWN layers, 2 on bad usage or unreadable weights or inputs.",
+	  xwn_options, 2, 2, CLI_COMPLETE_MODEL, cli_cmd_xwn },
 	{ "new", "FILE", "create an empty model",
 	  "Writes an empty model to FILE. An existing file is kept unless --force is given.",
 	  new_options, 1, 1, CLI_COMPLETE_FILE, cli_cmd_new },

@@ -184,6 +184,86 @@ int st_counters_read(const st_counters *c, double out[ST_N_COUNTERS]);
 bool st_counters_available(const st_counters *c, int event);
 void st_counters_close(st_counters *c);
 
+/* ---- engine-xwn.c: the figures of XWN layers (docs/xwn.md) ---- */
+
+/* Most level indices a transform has: 2^(8-1), for bit 8. */
+#define ST_XWN_MAX_LEVELS 128
+
+/* The XWN parameter set of one layer. */
+typedef struct st_xwn_settings {
+	bool transform;    /* use_transform */
+	int bit;           /* 0: no transform; 1: sign times the mean; n: 2^(n-1) levels */
+	float max_scale;   /* the largest level, as a multiple of a slice's mean magnitude */
+	bool pruning;      /* use_pruning */
+	float prun_weight; /* the pruning edge, as a fraction of an output channel's mean */
+} st_xwn_settings;
+
+/* What the transform does to one weight tensor of a layer. */
+typedef struct st_xwn_part {
+	char name[ST_WEIGHT_NAME_MAX]; /* the weight ("weights", "stage0_weights") */
+	st_shape shape;
+	int64_t slices;                /* kernel slices: (output, input channel) pairs */
+	int64_t pruned;                /* of them, zeroed by pruning */
+} st_xwn_part;
+
+/* The figures of an XWN layer for its settings and full-precision weights. */
+typedef struct st_xwn_figures {
+	st_xwn_settings settings;
+	bool active;       /* the settings change any weight */
+	bool transposed;   /* weights are input channels first (a transposed convolution) */
+	int n_parts;       /* weight tensors transformed */
+	st_xwn_part parts[ST_MAX_WEIGHTS];
+	int64_t slices, pruned, weights; /* over every part */
+	int levels;        /* level indices in use: 2^(bit-1), 1 for bit 1, 0 without transform */
+	/* Weights of kept slices at each level index k, the level being
+	 * max_scale * 2^-k times the slice's mean magnitude (0 is the largest). */
+	int64_t level_count[ST_XWN_MAX_LEVELS];
+} st_xwn_figures;
+
+/* Whether l's type carries the XWN parameter set (use_transform, bit,
+ * max_scale, use_pruning, prun_weight, found by name), whatever its
+ * collection. */
+bool st_xwn_layer(const st_layer *l);
+/* Whether l's weights are laid out input channels first (I x O/groups x
+ * taps), as the transposed convolution's are. */
+bool st_xwn_transposed(const st_layer *l);
+/* Whether a weight of this shape is one the transform touches: rank 3 or
+ * more (filters), not biases. */
+bool st_xwn_weight_transformed(const st_shape *shape);
+/* l's settings from params (by its type's parameter order; NULL: the
+ * graph's values). Returns 0, or -1 when l is not an XWN layer. */
+int st_xwn_settings_of(const st_layer *l, const st_value *params, st_xwn_settings *out);
+/* "4-bit, max_scale 4, pruning 0.5", "transform and pruning off": the
+ * settings in a few words, appended to out. */
+void st_xwn_settings_text(const st_xwn_settings *s, st_buf *out);
+/* The figures of XWN layer l from p's bound full-precision weights and
+ * p's parameter values. Returns 0, or -1 with a reason in err (not an XWN
+ * layer, not in the plan, no weights bound, settings out of range). */
+int st_xwn_figures_from_plan(const st_plan *p, const st_layer *l, st_xwn_figures *out, char *err,
+                             size_t err_size);
+/* The same without a plan: the weights read from the folder dir (as
+ * strata run binds them), l's weights and settings from the graph's last
+ * type check. Returns 0, or -1 with a reason naming the file in err. */
+int st_xwn_figures_from_dir(const st_layer *l, const char *dir, st_xwn_figures *out, char *err,
+                            size_t err_size);
+/* Weight name of XWN layer l as the layer runs with it: transformed and
+ * pruned by the plan's settings when st_xwn_weight_transformed, else
+ * unchanged. Returns 1 (transformed) or 0 (unchanged) with a copy in *out
+ * (caller frees with free) and its shape in *shape; -1 with a reason in err
+ * (not an XWN layer, no such weight bound, settings out of range). */
+int st_xwn_transformed_weight(const st_plan *p, const st_layer *l, const char *name, float **out,
+                              st_shape *shape, char *err, size_t err_size);
+/* A copy of g with use_transform and use_pruning off on every XWN layer
+ * (the other settings kept), type-checked: the same network without the
+ * transform. file names the copy in messages; *n_changed (when not NULL)
+ * gets how many layers had either on. NULL with the reasons in d when the
+ * copy cannot be made. Caller frees with st_graph_free. */
+st_graph *st_xwn_graph_plain(const st_graph *g, const char *file, int *n_changed, st_diag *d);
+/* How far a is from b over n values: the largest |a - b| and ||a - b|| /
+ * ||b|| (0 when both norms are 0, infinity when only b's is). NaN in either
+ * gives NaN. */
+void st_xwn_difference(const float *a, const float *b, int64_t n, double *max_abs, double *rel_l2);
+
 /* ---- cpu-pool.c ---- */
 
 /* A pool of n threads (the caller counts as one; n <= 0: every core).

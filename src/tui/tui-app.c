@@ -906,6 +906,7 @@ st_app_free(st_app *app)
 	st_field_free(&app->palette.filter);
 	st_palette_unfold(app);
 	st_field_free(&app->params.edit);
+	st_params_xwn_free(app);
 	free(app->canvas.selected);
 	free(app->docs_text);
 	free(app->docs_type);

@@ -52,6 +52,7 @@ typedef struct st_report_view st_report_view;
 typedef struct st_compare_view st_compare_view;
 typedef struct st_dashboard st_dashboard;
 typedef struct st_analysis st_analysis;
+typedef struct st_xwn_panel st_xwn_panel;
 
 typedef struct st_app st_app;
 
@@ -105,6 +106,7 @@ struct st_app {
 		bool editing;
 		st_field edit;
 	} params;
+	st_xwn_panel *xwn_panel;   /* an XWN layer's figures under the form (tui-params-xwn.c), or NULL */
 	struct {
 		int row, top;
 	} check;
@@ -230,6 +232,15 @@ bool st_palette_key(st_app *app, const st_key *k);
 void st_palette_unfold(st_app *app);
 void st_params_draw(st_app *app, st_screen *s, st_rect r, bool focused);
 bool st_params_key(st_app *app, const st_key *k);
+/* tui-params-xwn.c: an XWN layer's figures under its form. Lines they
+ * take for layer l (0 when l is not an XWN layer). */
+int st_params_xwn_height(const st_layer *l);
+/* Draws them in r from the model's weights folder, computing them again
+ * only when l, its settings, its weights' shapes or files changed. */
+void st_params_xwn_draw(st_app *app, st_screen *s, st_rect r, const st_layer *l);
+/* How many times the figures were computed (for tests). */
+int st_params_xwn_computed(const st_app *app);
+void st_params_xwn_free(st_app *app);
 void st_check_draw(st_app *app, st_screen *s, st_rect r, bool focused);
 bool st_check_key(st_app *app, const st_key *k);
 void st_overlay_draw(st_app *app, st_screen *s);

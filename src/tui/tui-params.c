@@ -150,6 +150,12 @@ st_params_draw(st_app *app, st_screen *s, st_rect r, bool focused)
 	int room = r.y + r.h - y - 3; /* keep lines for the layer's shape and size */
 	if (room < 1)
 		room = r.y + r.h - y;
+	/* An XWN layer's figures go above those lines while three rows of the
+	 * form still show. */
+	int figures = count == 1 ? st_params_xwn_height(ls[0]) : 0;
+	if (room - figures < 3)
+		figures = 0;
+	room -= figures;
 	if (app->params.row < app->params.top)
 		app->params.top = app->params.row;
 	if (app->params.row >= app->params.top + room)
@@ -176,6 +182,11 @@ st_params_draw(st_app *app, st_screen *s, st_rect r, bool focused)
 			st_screen_text_fit(s, vx, y, value.data ? value.data : "", is_default && !here ? dim : st, vw);
 		}
 		st_buf_free(&value);
+	}
+	if (figures > 0) {
+		int fy = r.y + r.h - 2 - figures;
+		st_params_xwn_draw(app, s, (st_rect){ r.x, fy, r.w, figures }, ls[0]);
+		y = fy + figures;
 	}
 	/* Below the form: what the type checker says of the layer. */
 	if (count == 1 && y < r.y + r.h) {
