@@ -70,6 +70,7 @@ cli_cmd_export(const cli_args *a)
 	opt.fp16 = cli_flag(a, "fp16");
 	opt.no_tensor_sizes = cli_flag(a, "no-tensor-sizes");
 	opt.allow_placeholders = cli_flag(a, "allow-placeholders");
+	opt.xwn_source_weights = cli_flag(a, "xwn-source-weights");
 	if (opt.random_weights && cli_value(a, "weights")) {
 		fprintf(stderr, "strata export: give --weights or --random-weights, not both\n");
 		return EXIT_USAGE;

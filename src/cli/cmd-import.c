@@ -133,6 +133,14 @@ cli_cmd_import(const cli_args *a)
 		if (sum.n_folded > 0)
 			printf(", %d nodes folded", sum.n_folded);
 		printf("\nwrote %s and %s/\n", model, weights);
+		if (sum.n_xwn > 0) {
+			printf("%d XWN layer%s restored from the file's metadata", sum.n_xwn, sum.n_xwn == 1 ? "" : "s");
+			if (sum.n_xwn_transformed > 0)
+				printf("; %d with use_transform and use_pruning off, as the file holds %s weights already "
+				       "transformed (export with --xwn-source-weights to keep the full-precision ones)",
+				       sum.n_xwn_transformed, sum.n_xwn_transformed == 1 ? "its" : "their");
+			printf("\n");
+		}
 		if (sum.weights_outside)
 			printf("note: %s lies outside the model's folder: 'strata run' needs -w %s or "
 			       "--allow-outside-paths\n",

@@ -131,6 +131,10 @@ static const cli_option export_options[] = {
 	  "write layers without an ONNX operator as ai.strata nodes, and keep placeholder operators of "
 	  "other domains",
 	  false },
+	{ "xwn-source-weights", 0, NULL,
+	  "also store XWN layers' full-precision weights (unused initializers), so that an import restores "
+	  "them exactly",
+	  false },
 	{ NULL, 0, NULL, NULL, false },
 };
 

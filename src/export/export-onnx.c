@@ -3,10 +3,12 @@
 #include "config.h"
 
 #include <assert.h>
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "k-xwn.h"
 #include "st-export.h"
 #include "st-io.h"
 #include "st-onnx.h"
@@ -40,6 +42,8 @@ typedef struct exporter {
 	size_t n_opsets, cap_opsets;
 	st_onnx_model *holders; /* placeholders' parsed attributes */
 	size_t n_holders;
+	st_onnx_entry *metadata;  /* metadata_props: what re-import restores XWN layers from */
+	size_t n_metadata, cap_metadata;
 } exporter;
 
 typedef int (*emit_fn)(exporter *ex, const st_layer *l);
@@ -396,54 +400,70 @@ find_weight(const st_layer *l, const char *name)
 }
 
 /*
- * One float32 weight of l as an initializer of type, optionally given other
- * dims (the same element count). Random weights are made exactly as the
- * engine makes them, so that an export runs like strata run. Returns the
- * initializer's name, or NULL after reporting.
+ * The float32 values of weight wname of l, into *shape and a buffer the
+ * caller frees. Random weights are made exactly as the engine makes them,
+ * so that an export runs like strata run. Returns NULL after reporting.
  */
-static const char *
-weight(exporter *ex, const st_layer *l, const char *wname, int32_t type, const int64_t *dims, int rank)
+static float *
+load_weight(exporter *ex, const st_layer *l, const char *wname, st_shape *shape)
 {
 	const st_weight_desc *wd = find_weight(l, wname);
 	if (wd == NULL) {
 		fail(ex, ST_EXPORT_REFUSED, l, "the type check declared no '%s' weights", wname);
 		return NULL;
 	}
-	st_shape shape = wd->shape;
-	shape.dtype = ST_DTYPE_FLOAT32;
-	int64_t n = st_shape_elements(&shape);
-	char *base = st_xasprintf("%s_%s", l->name, wname);
-	const char *name = NULL;
-	if (dims == NULL) {
-		dims = shape.dims;
-		rank = shape.rank;
-	}
+	*shape = wd->shape;
+	shape->dtype = ST_DTYPE_FLOAT32;
+	int64_t n = st_shape_elements(shape);
 	if (ex->opt->random_weights) {
 		float *data = st_xmalloc(sizeof *data * (size_t)(n ? n : 1));
-		int64_t fan_in = shape.rank > 1 ? n / (shape.dims[0] ? shape.dims[0] : 1) : 0;
+		int64_t fan_in = shape->rank > 1 ? n / (shape->dims[0] ? shape->dims[0] : 1) : 0;
 		st_weights_random(data, n, fan_in, st_weights_random_seed(l->name, wname, ex->opt->seed));
 		if (strcmp(wname, "variance") == 0 || strcmp(wname, "scale") == 0) {
 			for (int64_t i = 0; i < n; i++)
 				data[i] = 1.0f + 0.1f * data[i];
 		}
-		name = init_floats(ex, base, type, dims, rank, data, n);
-		free(data);
-	} else if (ex->weights == NULL) {
+		return data;
+	}
+	if (ex->weights == NULL) {
 		fail(ex, ST_EXPORT_UNREADABLE, l,
 		     "needs its '%s' weights, but there is no weights folder: give one (--weights DIR, or the "
 		     "network's 'weights' setting) or use random weights",
 		     wname);
-	} else {
-		st_npy a;
-		char err[600];
-		if (st_weights_load(ex->weights, l->name, wname, &shape, false, &a, err, sizeof err) != 0) {
-			fail(ex, ST_EXPORT_UNREADABLE, l, "%s", err);
-		} else {
-			name = init_floats(ex, base, type, dims, rank, a.data, n);
-			st_npy_free(&a);
-		}
+		return NULL;
 	}
+	st_npy a;
+	char err[600];
+	if (st_weights_load(ex->weights, l->name, wname, shape, false, &a, err, sizeof err) != 0) {
+		fail(ex, ST_EXPORT_UNREADABLE, l, "%s", err);
+		return NULL;
+	}
+	float *data = st_xmalloc(sizeof *data * (size_t)(n ? n : 1));
+	memcpy(data, a.data, sizeof *data * (size_t)n);
+	st_npy_free(&a);
+	return data;
+}
+
+/*
+ * One float32 weight of l as an initializer of type, optionally given other
+ * dims (the same element count). Returns the initializer's name, or NULL
+ * after reporting.
+ */
+static const char *
+weight(exporter *ex, const st_layer *l, const char *wname, int32_t type, const int64_t *dims, int rank)
+{
+	st_shape shape;
+	float *data = load_weight(ex, l, wname, &shape);
+	if (data == NULL)
+		return NULL;
+	if (dims == NULL) {
+		dims = shape.dims;
+		rank = shape.rank;
+	}
+	char *base = st_xasprintf("%s_%s", l->name, wname);
+	const char *name = init_floats(ex, base, type, dims, rank, data, st_shape_elements(&shape));
 	free(base);
+	free(data);
 	return name;
 }
 
@@ -836,24 +856,32 @@ window_attributes(exporter *ex, const st_layer *l, size_t node, bool transposed,
 	return 0;
 }
 
+/* The Conv or ConvTranspose node of a (de)convolution layer with weights
+ * w; its index goes to *node. The caller finishes the layer. */
+static int
+conv_node(exporter *ex, const st_layer *l, const char *op, const char *w, size_t *node)
+{
+	const char *in[3] = { input_name(ex, l, 0), w, NULL };
+	bool bias = param(l, "bias")->b;
+	if (bias && (in[2] = weight(ex, l, "bias", float_type(ex, l), NULL, 0)) == NULL)
+		return -1;
+	const char *out = main_output(ex, l);
+	size_t n = node1(ex, op, l, in, bias ? 3 : 2, out);
+	attr_int(ex, n, "group", param(l, "groups")->i);
+	*node = n;
+	return window_attributes(ex, l, n, op[4] == 'T', true);
+}
+
 static int
 emit_conv(exporter *ex, const st_layer *l, const char *op)
 {
 	if (need_shape(ex, l, input_shape(l, 0)) != 0)
 		return -1;
-	int32_t type = float_type(ex, l);
-	const char *in[3] = { input_name(ex, l, 0), weight(ex, l, "weights", type, NULL, 0), NULL };
-	bool bias = param(l, "bias")->b;
-	if (bias)
-		in[2] = weight(ex, l, "bias", type, NULL, 0);
-	if (in[1] == NULL || (bias && in[2] == NULL))
+	const char *w = weight(ex, l, "weights", float_type(ex, l), NULL, 0);
+	size_t n;
+	if (w == NULL || conv_node(ex, l, op, w, &n) != 0)
 		return -1;
-	const char *out = main_output(ex, l);
-	size_t n = node1(ex, op, l, in, bias ? 3 : 2, out);
-	attr_int(ex, n, "group", param(l, "groups")->i);
-	if (window_attributes(ex, l, n, op[4] == 'T', true) != 0)
-		return -1;
-	return finish(ex, l, out);
+	return finish(ex, l, ex->nodes[n].outputs[0].data);
 }
 
 static int
@@ -866,6 +894,244 @@ static int
 emit_deconvolution(exporter *ex, const st_layer *l)
 {
 	return emit_conv(ex, l, "ConvTranspose");
+}
+
+/* ---- XWN layers ----
+ *
+ * The graph computes with the weights the layer computes with: the XWN
+ * transform and pruning are applied here (k_xwn_apply, as the plugin does at
+ * bind time) and the results written as the initializers. A metadata_props
+ * entry "strata.xwn.<layer>" (docs/onnx.md, "XWN layers") names the Strata
+ * type, its settings and its nodes, so that an import restores the layer;
+ * with --xwn-source-weights the full-precision weights go along as unused
+ * initializers "<layer>_<weight>.xwn_source". */
+
+static k_xwn_settings
+xwn_settings(const st_layer *l)
+{
+	return (k_xwn_settings){
+		.transform = param(l, "use_transform")->b,
+		.bit = (int)param(l, "bit")->i,
+		.max_scale = (float)param(l, "max_scale")->f,
+		.pruning = param(l, "use_pruning")->b,
+		.prun_weight = (float)param(l, "prun_weight")->f,
+	};
+}
+
+/*
+ * Weight wname of an XWN layer as an initializer holding the transformed
+ * (and pruned) values. transposed: the weights are I x O/g x taps (a
+ * transposed convolution's). With --xwn-source-weights, and when the
+ * settings change anything, the full-precision values become a FLOAT
+ * initializer too, its name added to source under the key wname. Returns
+ * the initializer's name, or NULL after reporting.
+ */
+static const char *
+xwn_weight(exporter *ex, const st_layer *l, const char *wname, bool transposed, cJSON *source)
+{
+	st_shape shape;
+	float *w = load_weight(ex, l, wname, &shape);
+	if (w == NULL)
+		return NULL;
+	if (shape.rank < 3) {
+		free(w);
+		fail(ex, ST_EXPORT_REFUSED, l, "its '%s' weights have rank %d; the XWN transform needs 3 or more", wname,
+		     shape.rank);
+		return NULL;
+	}
+	int64_t n = st_shape_elements(&shape), taps = 1;
+	for (int k = 2; k < shape.rank; k++)
+		taps *= shape.dims[k];
+	k_xwn_settings set = xwn_settings(l);
+	float *t = st_xmalloc(sizeof *t * (size_t)(n ? n : 1));
+	if (k_xwn_apply(w, t, shape.dims[0], shape.dims[1], taps, transposed, &set, NULL) != 0) {
+		free(w);
+		free(t);
+		fail(ex, ST_EXPORT_REFUSED, l, "the XWN transform of its '%s' weights failed (bit %d above %d, or out of "
+		     "memory)", wname, set.bit, K_XWN_MAX_BIT);
+		return NULL;
+	}
+	char *base = st_xasprintf("%s_%s", l->name, wname);
+	const char *name = init_floats(ex, base, float_type(ex, l), shape.dims, shape.rank, t, n);
+	free(base);
+	if (ex->opt->xwn_source_weights && k_xwn_active(&set)) {
+		/* Always float32, also under --fp16: the round trip is exact. */
+		base = st_xasprintf("%s_%s.xwn_source", l->name, wname);
+		const char *kept = init_floats(ex, base, ST_ONNX_FLOAT, shape.dims, shape.rank, w, n);
+		cJSON_AddStringToObject(source, wname, kept);
+		free(base);
+	}
+	free(w);
+	free(t);
+	return name;
+}
+
+/* The named parameters of l as a JSON object, in their canonical form. */
+static cJSON *
+params_json(const st_layer *l, const char *const *names)
+{
+	const st_layer_desc *d = l->type->desc;
+	cJSON *o = cJSON_CreateObject();
+	for (int k = 0; names[k] != NULL; k++) {
+		int i = st_params_find(d->params, d->n_params, names[k]);
+		assert(i >= 0);
+		st_buf b;
+		st_buf_init(&b);
+		st_value_to_json(&d->params[i], &l->params.values[i], &b);
+		cJSON *v = cJSON_ParseWithLength(b.data ? b.data : "", b.len);
+		st_buf_free(&b);
+		assert(v != NULL);
+		cJSON_AddItemToObject(o, names[k], v);
+	}
+	return o;
+}
+
+static const char *const xwn_set_names[] = { "use_transform", "bit", "max_scale", "use_pruning", "prun_weight",
+	                                     NULL };
+
+/* The metadata entry of an XWN layer: its fields and nodes are in info,
+ * which this function takes over and completes. */
+static void
+xwn_metadata(exporter *ex, const st_layer *l, cJSON *info, cJSON *source)
+{
+	cJSON *v = cJSON_CreateObject();
+	cJSON_AddNumberToObject(v, "version", 1);
+	cJSON_AddStringToObject(v, "type", l->type->desc->name);
+	cJSON *item = info->child;
+	while (item != NULL) {
+		cJSON *next = item->next;
+		cJSON_AddItemToObject(v, item->string, cJSON_DetachItemViaPointer(info, item));
+		item = next;
+	}
+	cJSON_Delete(info);
+	cJSON_AddItemToObject(v, "xwn", params_json(l, xwn_set_names));
+	if (source->child != NULL)
+		cJSON_AddItemToObject(v, "source", source);
+	else
+		cJSON_Delete(source);
+	char *printed = cJSON_PrintUnformatted(v);
+	cJSON_Delete(v);
+	st_onnx_entry *e = grow((void **)&ex->metadata, &ex->n_metadata, &ex->cap_metadata, sizeof *e);
+	char *key = st_xasprintf("strata.xwn.%s", l->name);
+	e->key = (st_onnx_str){ keep(ex, key), strlen(key) };
+	e->value = str(ex, printed);
+	cJSON_free(printed);
+}
+
+/* xwn_convolution and xwn_deconvolution: Conv and ConvTranspose. */
+static int
+emit_xwn_conv(exporter *ex, const st_layer *l, const char *op)
+{
+	if (need_shape(ex, l, input_shape(l, 0)) != 0)
+		return -1;
+	cJSON *source = cJSON_CreateObject();
+	const char *w = xwn_weight(ex, l, "weights", op[4] == 'T', source);
+	size_t n;
+	if (w == NULL || conv_node(ex, l, op, w, &n) != 0) {
+		cJSON_Delete(source);
+		return -1;
+	}
+	cJSON *info = cJSON_CreateObject();
+	st_onnx_str name = ex->nodes[n].name;
+	cJSON_AddStringToObject(info, "node", name.data);
+	xwn_metadata(ex, l, info, source);
+	return finish(ex, l, ex->nodes[n].outputs[0].data);
+}
+
+static int
+emit_xwn_convolution(exporter *ex, const st_layer *l)
+{
+	return emit_xwn_conv(ex, l, "Conv");
+}
+
+static int
+emit_xwn_deconvolution(exporter *ex, const st_layer *l)
+{
+	return emit_xwn_conv(ex, l, "ConvTranspose");
+}
+
+/* A Conv node of a written-out layer: named name, reading x and weights
+ * w (and bias b, or NULL) into out, with explicit window attributes. */
+static size_t
+part_conv(exporter *ex, const char *name, const char *x, const char *w, const char *b, const char *out, int spatial,
+          const int64_t *kernel, const int64_t *stride, const int64_t *pads)
+{
+	const char *in[3] = { x, w, b };
+	size_t n = add_node(ex, "Conv", name, in, b ? 3 : 2, &out, 1);
+	int64_t ones[MAX_SPATIAL] = { 1, 1, 1 };
+	attr_int(ex, n, "group", 1);
+	attr_ints(ex, n, "kernel_shape", kernel, spatial);
+	attr_ints(ex, n, "strides", stride, spatial);
+	attr_ints(ex, n, "dilations", ones, spatial);
+	attr_ints(ex, n, "pads", pads, 2 * spatial);
+	return n;
+}
+
+/*
+ * xwn_cascade_convolution as its parts: kernel_size / 2 chained 3-tap Conv
+ * nodes "<layer>_stage<j>" (stride 1, pads 1, no bias), a Concat
+ * "<layer>_concat" of all their outputs along channels, and the pointwise
+ * Conv "<layer>_pointwise" with the layer's stride, pads and bias. The
+ * initializers are named after the layer's weights, which are also the
+ * files of the expanded parts: <layer>_stage0_weights, ...
+ */
+static int
+emit_xwn_cascade(exporter *ex, const st_layer *l)
+{
+	const st_shape *in = input_shape(l, 0);
+	if (need_shape(ex, l, in) != 0)
+		return -1;
+	int spatial = in->rank - 2;
+	if (spatial < 1 || spatial > MAX_SPATIAL)
+		return fail(ex, ST_EXPORT_REFUSED, l, "a cascade of %d spatial axes cannot be exported", spatial);
+	int stages = (int)(param(l, "kernel_size")->i / 2);
+	bool bias = param(l, "bias")->b;
+	int32_t type = float_type(ex, l);
+	int64_t three[MAX_SPATIAL] = { 3, 3, 3 }, one[MAX_SPATIAL] = { 1, 1, 1 };
+	int64_t same_pads[2 * MAX_SPATIAL] = { 1, 1, 1, 1, 1, 1 };
+	cJSON *source = cJSON_CreateObject(), *info = cJSON_CreateObject();
+	cJSON *stage_nodes = cJSON_AddArrayToObject(info, "stages");
+	const char **outs = alloc(ex, (size_t)stages, sizeof *outs);
+	const char *x = input_name(ex, l, 0);
+	int rc = 0;
+	for (int j = 0; j < stages && rc == 0; j++) {
+		char wname[32];
+		snprintf(wname, sizeof wname, "stage%d_weights", j);
+		const char *w = xwn_weight(ex, l, wname, false, source);
+		if (w == NULL) {
+			rc = -1;
+			break;
+		}
+		char *part = st_xasprintf("%s_stage%d", l->name, j);
+		outs[j] = fresh_name(ex, part);
+		size_t n = part_conv(ex, keep(ex, part), j == 0 ? x : outs[j - 1], w, NULL, outs[j], spatial, three, one,
+		                     same_pads);
+		cJSON_AddItemToArray(stage_nodes, cJSON_CreateString(ex->nodes[n].name.data));
+	}
+	const char *w = rc == 0 ? xwn_weight(ex, l, "pointwise_weights", false, source) : NULL;
+	const char *b = w != NULL && bias ? weight(ex, l, "pointwise_bias", type, NULL, 0) : NULL;
+	if (w == NULL || (bias && b == NULL)) {
+		cJSON_Delete(source);
+		cJSON_Delete(info);
+		return -1;
+	}
+	char *part = st_xasprintf("%s_concat", l->name);
+	const char *cat = fresh_name(ex, part);
+	size_t n = add_node(ex, "Concat", keep(ex, part), outs, stages, &cat, 1);
+	attr_int(ex, n, "axis", 1);
+	cJSON_AddStringToObject(info, "concat", ex->nodes[n].name.data);
+	int64_t stride[MAX_SPATIAL], pads[2 * MAX_SPATIAL];
+	per_axis(param(l, "stride"), spatial, stride);
+	expand_pads(param(l, "pads"), spatial, pads);
+	const char *out = main_output(ex, l);
+	part = st_xasprintf("%s_pointwise", l->name);
+	n = part_conv(ex, keep(ex, part), cat, w, b, out, spatial, one, stride, pads);
+	cJSON_AddStringToObject(info, "pointwise", ex->nodes[n].name.data);
+	static const char *const cascade_names[] = { "num_output", "kernel_size", "stride", "pads", "mid_channels",
+		                                     "channel_ratio", "bias", NULL };
+	cJSON_AddItemToObject(info, "params", params_json(l, cascade_names));
+	xwn_metadata(ex, l, info, source);
+	return finish(ex, l, out);
 }
 
 static int
@@ -1433,6 +1699,9 @@ static const struct {
 	{ "dropout", emit_dropout },
 	{ "convolution", emit_convolution },
 	{ "deconvolution", emit_deconvolution },
+	{ "xwn_convolution", emit_xwn_convolution },
+	{ "xwn_deconvolution", emit_xwn_deconvolution },
+	{ "xwn_cascade_convolution", emit_xwn_cascade },
 	{ "pooling", emit_pooling },
 	{ "global_pooling", emit_global_pooling },
 	{ "batch_normalization", emit_batch_normalization },
@@ -1561,6 +1830,7 @@ exporter_free(exporter *ex)
 	free(ex->inputs);
 	free(ex->outputs);
 	free(ex->opsets);
+	free(ex->metadata);
 	st_weights_close(ex->weights);
 }
 
@@ -1616,6 +1886,8 @@ build(exporter *ex, st_onnx_model *m, st_onnx_graph *graph)
 	m->graph = graph;
 	m->opsets = ex->opsets;
 	m->n_opsets = ex->n_opsets;
+	m->metadata_props = ex->metadata;
+	m->n_metadata_props = ex->n_metadata;
 	return 0;
 }
 

@@ -24,6 +24,7 @@ typedef struct st_export_onnx_options {
 	bool fp16;               /* float32 inputs, outputs, initializers and computation as FLOAT16 */
 	bool no_tensor_sizes;    /* graph inputs and outputs get dimension variables, not sizes */
 	bool allow_placeholders; /* layers with no ONNX operator become ai.strata nodes instead of errors */
+	bool xwn_source_weights; /* XWN layers also keep their full-precision weights (docs/onnx.md) */
 	bool random_weights;     /* the seeded weights strata run --random-weights uses, not files */
 	uint64_t seed;
 	const char *file;        /* names the model in messages; may be NULL */

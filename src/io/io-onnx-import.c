@@ -353,7 +353,7 @@ unsupported(imp *I, const char *fmt, ...)
 
 /* ---- values ---- */
 
-static val *
+val *
 find_val(imp *I, st_onnx_str name)
 {
 	char key[256];
@@ -938,7 +938,7 @@ placeholder(imp *I)
 
 /* Undoes a node's partial mapping: layers made since mark go, and values
  * that pointed at them forget them. */
-static void
+void
 rollback(imp *I, int mark)
 {
 	while (I->graph->n_layers > mark) {
@@ -1788,6 +1788,49 @@ map_fusion(imp *I, const fusion *f)
 	return rc;
 }
 
+/* Imports one node: as part of a found pattern (role, find_patterns), or
+ * through its operator's mapping, or as a placeholder when it has none. */
+static int
+import_one(imp *I, size_t index, int role, const fusion *groups)
+{
+	I->node_index = index;
+	I->node = &I->g->nodes[index];
+	I->why[0] = '\0';
+	if (role < 0) {
+		I->n_folded++;
+		return 0;
+	}
+	for (size_t k = 0; k < I->node->n_inputs && role == 0; k++) {
+		if (!has_input(I, k))
+			continue;
+		val *v = in_val(I, k);
+		if (v == NULL || (v->port.layer == NULL && v->c == NULL)) {
+			node_msg(I, ST_SEVERITY_ERROR,
+			         "input %zu '%.*s' is not produced by any node, initializer or graph input", k,
+			         (int)I->node->inputs[k].len, I->node->inputs[k].data);
+			return -1;
+		}
+	}
+	if (I->node->op_type.len == 0) {
+		node_msg(I, ST_SEVERITY_ERROR, "the node has no op_type");
+		return -1;
+	}
+	int mark = I->graph->n_layers;
+	int rc = role > 0 ? map_fusion(I, &groups[role - 1]) : map_node(I);
+	if (rc > 0) {
+		rollback(I, mark);
+		node_msg(I, ST_SEVERITY_INFO, "kept as an onnx_operator layer: %s", I->why);
+		rc = placeholder(I);
+	}
+	return rc;
+}
+
+int
+import_plain(imp *I, size_t index)
+{
+	return import_one(I, index, 0, NULL);
+}
+
 static int
 import_nodes(imp *I)
 {
@@ -1799,42 +1842,16 @@ import_nodes(imp *I)
 	fusion *groups = NULL;
 	int n_groups = 0;
 	find_patterns(I, role, &groups, &n_groups);
+	/* XWN layers named in the metadata take their nodes over. */
+	xwn_plan_read(I, role);
 	for (size_t o = 0; o < I->g->n_nodes && rc == 0; o++) {
-		I->node_index = order[o];
-		I->node = &I->g->nodes[order[o]];
-		I->why[0] = '\0';
-		if (role[order[o]] < 0) {
-			I->n_folded++;
-			continue;
-		}
-		for (size_t k = 0; k < I->node->n_inputs && role[order[o]] == 0; k++) {
-			if (!has_input(I, k))
-				continue;
-			val *v = in_val(I, k);
-			if (v == NULL || (v->port.layer == NULL && v->c == NULL)) {
-				node_msg(I, ST_SEVERITY_ERROR,
-				         "input %zu '%.*s' is not produced by any node, initializer or graph input", k,
-				         (int)I->node->inputs[k].len, I->node->inputs[k].data);
-				rc = -1;
-				break;
-			}
-		}
-		if (rc != 0)
-			break;
-		if (I->node->op_type.len == 0) {
-			node_msg(I, ST_SEVERITY_ERROR, "the node has no op_type");
-			rc = -1;
-			break;
-		}
-		int mark = I->graph->n_layers;
-		rc = role[order[o]] > 0 ? map_fusion(I, &groups[role[order[o]] - 1]) : map_node(I);
-		if (rc > 0) {
-			rollback(I, mark);
-			node_msg(I, ST_SEVERITY_INFO, "kept as an onnx_operator layer: %s", I->why);
-			rc = placeholder(I);
-		}
+		int x = xwn_role(I, order[o]);
+		if (x < 0)
+			continue; /* a cascade's part: imported with the cascade's last node */
+		rc = x > 0 ? xwn_import(I, x - 1) : import_one(I, order[o], role[order[o]], groups);
 	}
 	I->node = NULL;
+	xwn_plan_free(I);
 	free(order);
 	free(role);
 	free(groups);
@@ -1927,6 +1944,8 @@ st_onnx_import_model(const st_onnx_model *m, const st_registry *r, const st_onnx
 		st_graph_check(I.graph);
 	out->n_placeholders = I.n_placeholders;
 	out->n_folded = I.n_folded;
+	out->n_xwn = I.n_xwn;
+	out->n_xwn_transformed = I.n_xwn_transformed;
 	for (int k = 0; k < I.n_all; k++) {
 		cten_free(I.all[k]->c);
 		free(I.all[k]->name);
@@ -2099,6 +2118,8 @@ st_onnx_import_file(const char *onnx, const char *model, const char *weights, co
 		sum->opset = res.opset;
 		sum->n_placeholders = res.n_placeholders;
 		sum->n_folded = res.n_folded;
+		sum->n_xwn = res.n_xwn;
+		sum->n_xwn_transformed = res.n_xwn_transformed;
 	}
 	st_remove_dir(tmp);
 	free(tmp);

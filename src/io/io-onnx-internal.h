@@ -51,6 +51,8 @@ typedef struct imp {
 	char why[512];            /* why a node is kept as a placeholder */
 	int n_placeholders, n_folded;
 	int errors;
+	struct xwn_plan *xwn;     /* io-onnx-xwn.c: the XWN layers the metadata names */
+	int n_xwn, n_xwn_transformed;
 } imp;
 
 /* Most elements a tensor computed at import may have (a guard against
@@ -76,6 +78,7 @@ void cset(cten *c, int64_t k, double v);
 int32_t onnx_of(st_dtype t);
 void node_msg(imp *I, st_severity sev, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int unsupported(imp *I, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+val *find_val(imp *I, st_onnx_str name);
 val *get_val(imp *I, st_onnx_str name);
 val *in_val(imp *I, size_t k);
 bool has_input(imp *I, size_t k);
@@ -103,6 +106,9 @@ int const_port(imp *I, val *v, st_port *out);
 int in_port(imp *I, size_t k, st_port *out);
 int unary_layer(imp *I, const char *type, st_layer **out);
 int ints_attr_or_input(imp *I, const char *name, int since, size_t k, int64_t *out, int cap);
+void rollback(imp *I, int mark);
+/* Imports node index through its own mapping (or as a placeholder). */
+int import_plain(imp *I, size_t index);
 
 /* io-onnx-ops.c: the operator mappings. Each returns 0 (mapped), 1 (keep
  * the node as a placeholder, why in I->why) or -1 (an error reported). */
@@ -110,6 +116,21 @@ int set_act_param(imp *I, st_layer *l, const char *name, double v);
 int activation(imp *I, const char *act, st_layer **out);
 int layer_norm_layer(imp *I, int64_t axis, double eps, cten *gamma, cten *beta);
 int map_node(imp *I);
+/* A convolution layer for the current Conv (ConvTranspose when transposed)
+ * node: of type (NULL: the standard one), named after hint (NULL: the
+ * node), with weights (NULL: the node's own; else as many floats). */
+int conv_layer(imp *I, bool transposed, const char *type, const char *hint, const float *weights,
+               st_layer **out);
+
+/* io-onnx-xwn.c: XWN layers restored from metadata_props. xwn_plan_read reads
+ * the entries and checks them against the graph (role: find_patterns');
+ * xwn_role says what node index is: 0 an ordinary node, k + 1 where entry
+ * k is imported, -1 a part imported with its entry; xwn_import makes the
+ * layer (or, failing, imports its nodes plainly). */
+void xwn_plan_read(imp *I, const int *role);
+int xwn_role(const imp *I, size_t index);
+int xwn_import(imp *I, int entry);
+void xwn_plan_free(imp *I);
 
 #pragma GCC visibility pop
 

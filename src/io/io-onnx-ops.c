@@ -453,8 +453,8 @@ window_params(imp *I, st_layer *l, int sp, const int64_t *kernel, const int64_t 
 	       set_dims(I, l, "pads", pads, 2 * sp) ? -1 : 0;
 }
 
-static int
-map_conv(imp *I, bool transposed)
+int
+conv_layer(imp *I, bool transposed, const char *type, const char *hint, const float *weights, st_layer **out)
 {
 	cten *W = in_const(I, 1);
 	if (W == NULL)
@@ -519,18 +519,32 @@ map_conv(imp *I, bool transposed)
 		}
 		mode = "explicit";
 	}
-	st_layer *l;
-	if ((rc = unary_layer(I, transposed ? "deconvolution" : "convolution", &l)) != 0)
+	st_port p;
+	if ((rc = in_port(I, 0, &p)) != 0)
 		return rc;
+	char buf[160];
+	st_layer *l = add_layer(I, type ? type : transposed ? "deconvolution" : "convolution",
+	                        hint ? hint : node_hint(I, buf, sizeof buf));
+	link_in(I, l, 0, p);
+	set_out_port(I, 0, l, 0);
 	if (set_param(I, l, "num_output", "%" PRId64, num_output) || window_params(I, l, sp, kernel, strides, pads, dil, mode) ||
 	    set_param(I, l, "groups", "%" PRId64, group) || set_param(I, l, "bias", "%s", B ? "true" : "false") ||
 	    (transposed && set_dims(I, l, "output_padding", opad, sp)))
 		return -1;
-	if (write_weight(I, l, "weights", W, W->rank, W->dims) != 0)
+	if (weights != NULL ? write_floats(I, l, "weights", weights, W->rank, W->dims) != 0
+	                    : write_weight(I, l, "weights", W, W->rank, W->dims) != 0)
 		return -1;
 	if (B != NULL && write_weight(I, l, "bias", B, 1, &num_output) != 0)
 		return -1;
+	*out = l;
 	return 0;
+}
+
+static int
+map_conv(imp *I, bool transposed)
+{
+	st_layer *l;
+	return conv_layer(I, transposed, NULL, NULL, NULL, &l);
 }
 
 static int

@@ -305,6 +305,8 @@ typedef struct st_onnx_import {
 	int n_placeholders;     /* onnx_operator layers made */
 	int n_folded;           /* nodes evaluated or folded away */
 	int opset;              /* the default domain's version the model imported */
+	int n_xwn;              /* XWN layers restored from the metadata (docs/onnx.md) */
+	int n_xwn_transformed;  /* of them, restored with the transformed weights and the transform off */
 } st_onnx_import;
 
 /* Builds a graph over registry r from an ONNX model: standard layers for
@@ -331,6 +333,7 @@ typedef struct st_onnx_file_options {
 
 typedef struct st_onnx_import_summary {
 	int n_layers, errors, opset, n_placeholders, n_folded;
+	int n_xwn, n_xwn_transformed; /* as in st_onnx_import */
 	bool weights_outside;         /* the weights folder is not inside the model's folder */
 } st_onnx_import_summary;
 

@@ -1,6 +1,7 @@
 /* libFuzzer target for the ONNX importer: whatever the protobuf reader
  * accepts is imported (no weights written), and an imported graph must
- * save to a model that loads again with the same layers. */
+ * save to a model that loads again with the same layers. The std and XWN
+ * collections are built in, so that XWN metadata entries are restored. */
 #include "config.h"
 
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include "st-onnx.h"
 
 int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
+int xwn_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static st_registry *
@@ -20,6 +22,7 @@ registry(void)
 	if (r == NULL) {
 		r = st_registry_new();
 		st_registry_load_builtin(r, "(built in)", st_plugin_entry);
+		st_registry_load_builtin(r, "(built in xwn)", xwn_plugin_entry);
 	}
 	return r;
 }
