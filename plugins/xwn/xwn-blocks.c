@@ -184,8 +184,8 @@ static const char *const fc_order[] = { "fc", "bn", "act", "dropout", NULL };
 static const char *const conv1d_aliases[] = { "conv1d_block", NULL };
 static const char *const conv2d_aliases[] = { "conv2d_block", NULL };
 static const char *const tconv2d_aliases[] = { "tconv2d_block", NULL };
-static const char *const cascade1d_aliases[] = { "cascade_conv1d_block", NULL };
-static const char *const cascade2d_aliases[] = { "cascade_conv2d_block", NULL };
+static const char *const cascade1d_aliases[] = { "cascade_conv_block_1d", "cascade_conv1d_block", NULL };
+static const char *const cascade2d_aliases[] = { "cascade_conv_block_2d", "cascade_conv2d_block", NULL };
 static const char *const fc_aliases[] = { "dense_block", NULL };
 
 #define BLOCK_DOC                                                                                  \
@@ -209,13 +209,13 @@ static const st_block_desc xwn_blocks[] = {
 	  .doc = "The DDesigner API's TConv2DBlock: an xwn_deconvolution, then batch_normalization, an "
 	         "activation (relu) and dropout. Its parts are tconv, bn, act and dropout.",
 	  .parts = tconv2d_parts, .n_parts = STD_COUNT(tconv2d_parts), .order = tconv_order },
-	{ .name = "cascade_conv_block_1d", .display_name = "CascadeConv1DBlock", .aliases = cascade1d_aliases,
+	{ .name = "cascade_block_1d", .display_name = "CascadeConv1DBlock", .aliases = cascade1d_aliases,
 	  .summary = "1-D cascade convolution + batch normalisation + activation + dropout.",
 	  .doc = "A CascadeConv1DBlock in the API's style: an xwn_cascade_convolution on N x C x W, then "
 	         "batch_normalization, an activation (relu) and dropout. Its parts are cascade, bn, act "
 	         "and dropout.",
 	  .parts = cascade_parts, .n_parts = STD_COUNT(cascade_parts), .order = cascade_order },
-	{ .name = "cascade_conv_block_2d", .display_name = "CascadeConv2DBlock", .aliases = cascade2d_aliases,
+	{ .name = "cascade_block_2d", .display_name = "CascadeConv2DBlock", .aliases = cascade2d_aliases,
 	  .summary = "2-D cascade convolution + batch normalisation + activation + dropout.",
 	  .doc = "A CascadeConv2DBlock in the API's style: an xwn_cascade_convolution on N x C x H x W, "
 	         "then batch_normalization, an activation (relu) and dropout. Its parts are cascade, bn, "

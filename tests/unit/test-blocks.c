@@ -375,8 +375,8 @@ Test(blocks, every_block_inserts_its_chain_in_the_default_order)
 		{ "conv_block_1d", "conv", "xwn_convolution", "3x16" },
 		{ "conv_block_2d", "conv", "xwn_convolution", "3x8x8" },
 		{ "tconv_block_2d", "tconv", "xwn_deconvolution", "3x8x8" },
-		{ "cascade_conv_block_1d", "cascade", "xwn_cascade_convolution", "4x16" },
-		{ "cascade_conv_block_2d", "cascade", "xwn_cascade_convolution", "4x8x8" },
+		{ "cascade_block_1d", "cascade", "xwn_cascade_convolution", "4x16" },
+		{ "cascade_block_2d", "cascade", "xwn_cascade_convolution", "4x8x8" },
 		{ "fc_block", "fc", "fully_connected", "12" },
 	};
 	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -473,7 +473,7 @@ Test(blocks, xwn_settings_and_other_parameters_reach_the_part_that_takes_them)
 
 	/* transform=None, pruning=None: off. The cascade block's cascade part
 	 * has the set too. */
-	s = session("add-block cascade_conv_block_2d c transform=none pruning=None kernel_size=7 order=cascade,act");
+	s = session("add-block cascade_block_2d c transform=none pruning=None kernel_size=7 order=cascade,act");
 	assert_param(s, "c_cascade", "use_transform", "false");
 	assert_param(s, "c_cascade", "use_pruning", "false");
 	assert_param(s, "c_cascade", "kernel_size", "7");
