@@ -57,7 +57,7 @@ const st_action st_actions[] = {
 	{ "canvas.terminal", "t", "step through the layer's terminals", NULL },
 	{ "canvas.input_layer", "i", "add an input layer linked to the free input terminal", NULL },
 	{ "canvas.output_layer", "o", "add an output layer linked to the free output terminal", NULL },
-	{ "canvas.expand", "E", "expand the layer into its parts (a cascade convolution), one undoable edit", NULL },
+	{ "canvas.expand", "E", "expand the layer into its parts (a cascade convolution), one undoable edit", "expand" },
 
 	/* The palette. */
 	{ "palette.up", "k <Up>", "previous entry", NULL },

@@ -29,6 +29,7 @@ static const menu menus[] = {
 	  { { "Undo", "undo" },
 	    { "Redo", "redo" },
 	    { "Lay out the graph", "layout" },
+	    { "Expand the selected layer", "expand" },
 	    { "Import ONNX model...", "import " },
 	    { "Command line...", NULL } } },
 	{ "View",

@@ -189,6 +189,23 @@ Test(tui_blocks, colon_expand_takes_the_selected_layer_or_a_name_and_says_what_i
 	close_app(app);
 }
 
+Test(tui_blocks, the_edit_menu_expands_the_selected_layer_and_shows_the_key)
+{
+	st_app *app = open_model(small_model, 120, 40);
+	st_app_focus_layer(app, layer(app, "casc"));
+	tui_press(app, "<M-e>");
+	cr_assert_eq(app->overlay, ST_OVERLAY_MENU);
+	char *s = tui_frame(app);
+	assert_has(s, "Expand the selected layer");
+	free(s);
+	/* Down to the item, then Enter runs it. */
+	for (int i = 0; i < 3; i++)
+		tui_press(app, "<Down>");
+	tui_press(app, "<Enter>");
+	cr_assert_not_null(st_graph_find(st_app_graph(app), "casc_pointwise"), "%s", app->status);
+	close_app(app);
+}
+
 Test(tui_blocks, help_lists_the_expand_key)
 {
 	st_app *app = open_model(small_model, 120, 60);
