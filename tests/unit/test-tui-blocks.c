@@ -198,8 +198,8 @@ Test(tui_blocks, the_edit_menu_expands_the_selected_layer_and_shows_the_key)
 	char *s = tui_frame(app);
 	assert_has(s, "Expand the selected layer");
 	free(s);
-	/* Down to the item, then Enter runs it. */
-	for (int i = 0; i < 3; i++)
+	/* Down to the item (the last), then Enter runs it. */
+	for (int i = 0; i < 5; i++)
 		tui_press(app, "<Down>");
 	tui_press(app, "<Enter>");
 	cr_assert_not_null(st_graph_find(st_app_graph(app), "casc_pointwise"), "%s", app->status);
