@@ -15,7 +15,9 @@ static const st_plugin_info info = {
 	.name = "xwn",
 	.author = "The Strata developers",
 	.description = "The DDesigner API's accelerator-friendly layers: XWN convolutions and transposed "
-	               "convolutions (power-of-two weight levels, pruning) and cascade convolutions.",
+	               "convolutions (power-of-two weight levels, pruning), cascade convolutions (which "
+	               "expand into their parts) and the API's blocks (ConvBlock, TConvBlock, "
+	               "CascadeConvBlock, FCBlock).",
 	.version = PACKAGE_VERSION,
 };
 
@@ -307,5 +309,6 @@ st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx)
 		api->register_layer(ctx, &xwn_layers[i]);
 	for (int i = 0; i < xwn_impl_count; i++)
 		api->register_impl(ctx, &xwn_impls[i]);
+	xwn_register_blocks(api, ctx);
 	return 0;
 }

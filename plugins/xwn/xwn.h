@@ -36,6 +36,10 @@ extern st_layer_desc xwn_layers[];
 extern const int xwn_layer_count;
 void xwn_fill_tables(void);
 
+/* xwn-blocks.c: the cascade's expansion and the blocks (ABI 2.3; nothing
+ * on an earlier host). */
+void xwn_register_blocks(const st_host_api *api, st_plugin_ctx *ctx);
+
 /* xwn-cpu.c */
 extern const st_impl_desc xwn_impls[];
 extern const int xwn_impl_count;

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "st-core.h"
+#include "core-edit.h"
 
 #define HISTORY_LIMIT 10000
 
@@ -382,16 +382,22 @@ static void
 say(st_session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void
-say(st_session *s, const char *fmt, ...)
+vsay(st_session *s, const char *fmt, va_list ap)
 {
 	if (s->print == NULL)
 		return;
-	va_list ap;
-	va_start(ap, fmt);
 	char *text = st_xvasprintf(fmt, ap);
-	va_end(ap);
 	s->print(s->print_user, text);
 	free(text);
+}
+
+static void
+say(st_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay(s, fmt, ap);
+	va_end(ap);
 }
 
 /* Lists the names of a parameter table for an error message. */
@@ -400,6 +406,66 @@ list_params(const st_param_desc *d, int n, st_buf *out)
 {
 	for (int i = 0; i < n; i++)
 		st_buf_printf(out, "%s%s", i ? ", " : "", d[i].name);
+}
+
+/* ---- the toolkit of core-edit.h ---- */
+
+st_layer *
+edit_find_layer(st_session *s, const char *name, char *err, size_t size)
+{
+	return find_layer(s, name, err, size);
+}
+
+int
+edit_check_name(st_session *s, const char *name, char *err, size_t size)
+{
+	return check_new_name(s, name, err, size);
+}
+
+void
+edit_say(st_session *s, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay(s, fmt, ap);
+	va_end(ap);
+}
+
+void
+edit_insert(st_session *s, st_layer *l, int index)
+{
+	op o = { .kind = OP_INSERT, .layer = l, .index = index };
+	record(s, &o);
+}
+
+void
+edit_delete(st_session *s, st_layer *l)
+{
+	do_delete(s, l);
+}
+
+void
+edit_link(st_session *s, st_layer *dst, int input, st_port src)
+{
+	do_link(s, dst, input, src);
+}
+
+void
+edit_move(st_session *s, st_layer *l, int x, int y)
+{
+	if (l->x == x && l->y == y)
+		return;
+	op o = { .kind = OP_MOVE, .layer = l, .x0 = l->x, .y0 = l->y, .x1 = x, .y1 = y };
+	record(s, &o);
+}
+
+void
+edit_set_activation(st_session *s, st_layer *l, const st_layer_act *act)
+{
+	op o = { .kind = OP_ACT, .layer = l };
+	act_copy(&o.act_before, &l->act);
+	act_copy(&o.act_after, act);
+	record(s, &o);
 }
 
 /* ---- the commands ---- */
@@ -610,27 +676,59 @@ each_layer(st_session *s, const char *list, int argc, char **argv, char *err, si
 	return 0;
 }
 
+/* A block-style setting (transform, pruning) on a layer: whether name is
+ * one the layer's type does not have as a parameter of its own. */
+static bool
+block_style_for(const st_layer *l, const char *name)
+{
+	const st_layer_desc *d = l->type ? l->type->desc : NULL;
+	return d != NULL && st_block_style_index(name) >= 0 && st_params_find(d->params, d->n_params, name) < 0;
+}
+
+int
+edit_set_text(st_session *s, st_layer *l, const char *name, const char *text, char *err, size_t size)
+{
+	char why[512];
+	if (block_style_for(l, name)) {
+		const st_layer_desc *d = l->type->desc;
+		st_block_setting set;
+		int rc = st_block_style_resolve(d->params, d->n_params, name, NULL, text, &set, why, sizeof why);
+		if (rc == -2) {
+			snprintf(err, size, "layer '%s': %s has no parameter '%s': it %s", l->name, d->name, name, why);
+			return -1;
+		}
+		if (rc != 0) {
+			snprintf(err, size, "layer '%s': parameter '%s' %s", l->name, name, why);
+			return -1;
+		}
+		for (int i = 0; i < set.count; i++)
+			do_param(s, l, set.index[i], &set.values[i], true);
+		st_block_setting_clear(&set);
+		return 0;
+	}
+	int idx = find_param(l, name, err, size);
+	if (idx < 0)
+		return -1;
+	st_value v;
+	if (st_value_from_text(&l->type->desc->params[idx], text, &v, why, sizeof why) != 0) {
+		snprintf(err, size, "layer '%s': parameter '%s' %s", l->name, name, why);
+		return -1;
+	}
+	do_param(s, l, idx, &v, true);
+	st_value_clear(&v);
+	return 0;
+}
+
 static int
 set_one(st_session *s, const char *name, int argc, char **argv, char *err, size_t size)
 {
 	st_layer *l = find_layer(s, name, err, size);
 	if (l == NULL)
 		return -1;
-	int idx = find_param(l, argv[2], err, size);
-	if (idx < 0)
-		return -1;
 	char *text = join_args(argc, argv, 3);
-	st_value v;
-	char why[256];
-	int rc = st_value_from_text(&l->type->desc->params[idx], text, &v, why, sizeof why);
+	int rc = edit_set_text(s, l, argv[2], text, err, size);
 	free(text);
-	if (rc != 0) {
-		snprintf(err, size, "layer '%s': parameter '%s' %s", l->name, argv[2], why);
-		return -1;
-	}
-	do_param(s, l, idx, &v, true);
-	st_value_clear(&v);
-	return 0;
+	return rc;
 }
 
 /* LAYER may be several, "a,b,c": one edit (and one undo) for all; on a
@@ -648,6 +746,15 @@ cmd_unset(st_session *s, int argc, char **argv, char *err, size_t size)
 	st_layer *l = find_layer(s, argv[1], err, size);
 	if (l == NULL)
 		return -1;
+	if (block_style_for(l, argv[2]) && st_params_have_xwn_set(l->type->desc->params, l->type->desc->n_params)) {
+		/* "unset c1 transform" returns use_transform and bit to their defaults. */
+		const st_layer_desc *d = l->type->desc;
+		for (int i = 0; i < d->n_params; i++) {
+			if (st_block_style_covers(argv[2], d->params[i].name))
+				do_param(s, l, i, &l->type->defaults[i], false);
+		}
+		return 0;
+	}
 	int idx = find_param(l, argv[2], err, size);
 	if (idx < 0)
 		return -1;
@@ -741,6 +848,13 @@ static int
 cmd_activation(st_session *s, int argc, char **argv, char *err, size_t size)
 {
 	return each_layer(s, argv[1], argc, argv, err, size, activation_one);
+}
+
+int
+edit_attach(st_session *s, st_layer *l, const char *type, char *err, size_t size)
+{
+	char *argv[] = { "activation", l->name, (char *)type, NULL };
+	return activation_one(s, l->name, 3, argv, err, size);
 }
 
 static int
@@ -1055,6 +1169,8 @@ const st_command st_commands[] = {
 	{ "set", NULL, "LAYER[,LAYER...] PARAM VALUE", "set a parameter (of several layers at once): 32, 0.5, true, same, 3x3 or [3, 3]", 3, -1, cmd_set },
 	{ "unset", NULL, "LAYER PARAM", "return a parameter to its default", 2, 2, cmd_unset },
 	{ "activation", "act", "LAYER[,LAYER...] TYPE [COEF=VALUE...]", "attach an activation (or 'none') with its coefficients", 2, -1, cmd_activation },
+	{ "expand", NULL, "LAYER", "replace a layer by the ordinary layers it is made of (a cascade convolution by its stages, concatenation and pointwise convolution), links and activation moved over", 1, 1, cmd_expand },
+	{ "add-block", "ab", "BLOCK [NAME] [X Y] [order=ROLE,...] [[ROLE.]PARAM=VALUE...]", "add a block (conv_block_2d, fc_block...) as a chain of layers NAME_ROLE: order= picks and orders the parts, PARAM=VALUE goes to the part that takes it; alone, list the blocks", 0, -1, cmd_add_block },
 	{ "duplicate", "dup", "LAYER [NAME] [X Y]", "add a copy of a layer with its parameters and activation, unlinked", 1, 4, cmd_duplicate },
 	{ "rename", "mv", "LAYER NEW", "rename a layer; links follow it", 2, 2, cmd_rename },
 	{ "move", NULL, "LAYER X Y [LAYER X Y]...", "place layers on the canvas (several move as one edit)", 3, -1, cmd_move },

@@ -123,6 +123,42 @@ seen_before(const cJSON *parent, const cJSON *item)
 	return false;
 }
 
+/* A block-style setting ("transform": 4, "pruning": null) in a parameter
+ * object: stored as the canonical parameters it stands for. */
+static void
+load_block_style(loader *ld, const cJSON *obj, const cJSON *item, const st_json_path *ipath,
+                 const char *owner, const char *schema_name, const st_param_desc *descs, int n_descs,
+                 st_params *params)
+{
+	for (const cJSON *other = obj->child; other; other = other->next) {
+		if (other->string != NULL && st_block_style_covers(item->string, other->string)) {
+			report_key(ld, item, ipath,
+			           "%s: both '%s' and '%s' are given; '%s' stands for use_%s and %s, so give "
+			           "one form or the other",
+			           owner, item->string, other->string, item->string, item->string,
+			           strcmp(item->string, "transform") == 0 ? "bit" : "prun_weight");
+			return;
+		}
+	}
+	st_block_setting set;
+	char why[512];
+	int rc = st_block_style_resolve(descs, n_descs, item->string, item, NULL, &set, why, sizeof why);
+	if (rc == -2) {
+		report_key(ld, item, ipath, "%s: %s has no parameter '%s': it %s", owner, schema_name,
+		           item->string, why);
+		return;
+	}
+	if (rc != 0) {
+		report(ld, ST_SEVERITY_ERROR, item, ipath, "%s: parameter '%s' %s", owner, item->string, why);
+		return;
+	}
+	for (int i = 0; i < set.count; i++) {
+		st_value_clear(&params->values[set.index[i]]);
+		params->values[set.index[i]] = set.values[i];
+		params->set[set.index[i]] = true;
+	}
+}
+
 /* Parses one parameter object against a schema into params. */
 static void
 load_params(loader *ld, const cJSON *obj, const st_json_path *path, const char *owner,
@@ -146,6 +182,11 @@ load_params(loader *ld, const cJSON *obj, const st_json_path *path, const char *
 			continue;
 		}
 		int idx = schema_known ? st_params_find(descs, n_descs, item->string) : -1;
+		if (idx < 0 && schema_known && st_block_style_index(item->string) >= 0 &&
+		    (st_params_have_xwn_set(descs, n_descs) || !ld->newer_minor)) {
+			load_block_style(ld, obj, item, ipath, owner, schema_name, descs, n_descs, params);
+			continue;
+		}
 		if (idx < 0) {
 			if (!schema_known || ld->newer_minor) {
 				if (params->unknown == NULL)

@@ -8,9 +8,11 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core-edit.h"
 #include "st-core.h"
 #include "st-io.h"
 
@@ -29,6 +31,10 @@ struct st_plugin_ctx {
 	int n_impls;
 	st_activation_impl_entry *act_impls;
 	int n_act_impls;
+	st_block_type **blocks;
+	int n_blocks;
+	st_expansion_type *expansions;
+	int n_expansions;
 };
 
 static void
@@ -349,6 +355,156 @@ host_register_activation_impl(st_plugin_ctx *ctx, const st_activation_impl *d)
 	return 0;
 }
 
+/* ---- expansions and blocks (ABI 2.3) ---- */
+
+static int
+host_register_expansion(st_plugin_ctx *ctx, const char *layer_type, st_expand_fn expand)
+{
+	st_plugin *p = ctx->plugin;
+	if (!ctx->declared) {
+		plugin_note(p, "an expansion was registered before the plugin declared itself");
+		return -1;
+	}
+	if (layer_type == NULL || !valid_type_name(layer_type) || expand == NULL) {
+		plugin_note(p, "an expansion without a valid layer type name or function was refused");
+		return -1;
+	}
+	bool taken = false;
+	for (int i = 0; i < ctx->registry->n_expansions && !taken; i++)
+		taken = strcmp(ctx->registry->expansions[i].layer, layer_type) == 0;
+	for (int i = 0; i < ctx->n_expansions && !taken; i++)
+		taken = strcmp(ctx->expansions[i].layer, layer_type) == 0;
+	if (taken) {
+		plugin_note(p, "the expansion of '%s' refused: one is already registered", layer_type);
+		return -1;
+	}
+	ctx->expansions = st_xreallocarray(ctx->expansions, (size_t)ctx->n_expansions + 1,
+	                                   sizeof *ctx->expansions);
+	ctx->expansions[ctx->n_expansions++] = (st_expansion_type){ st_xstrdup(layer_type), expand, p };
+	return 0;
+}
+
+static bool
+block_name_taken(const st_plugin_ctx *ctx, const char *name)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		st_block_type *const *list = pass ? ctx->blocks : ctx->registry->blocks;
+		int n = pass ? ctx->n_blocks : ctx->registry->n_blocks;
+		for (int i = 0; i < n; i++) {
+			const st_block_desc *d = list[i]->desc;
+			if (strcmp(d->name, name) == 0)
+				return true;
+			for (int k = 0; d->aliases && d->aliases[k]; k++) {
+				if (strcmp(d->aliases[k], name) == 0)
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
+/* Checks one part of a block; returns 0 or -1 with the reason in err. */
+static int
+check_block_part(const st_block_desc *d, int i, char *err, size_t size)
+{
+	const st_block_part *part = &d->parts[i];
+	if (part->role == NULL || !st_is_identifier(part->role)) {
+		snprintf(err, size, "part %d has no valid role (an identifier such as \"conv\")", i);
+		return -1;
+	}
+	for (int j = 0; j < i; j++) {
+		if (strcmp(d->parts[j].role, part->role) == 0) {
+			snprintf(err, size, "the role '%s' is given to two parts", part->role);
+			return -1;
+		}
+	}
+	if (part->layer_type == NULL || !valid_type_name(part->layer_type)) {
+		snprintf(err, size, "part '%s' has no valid layer type name", part->role);
+		return -1;
+	}
+	for (int k = 0; part->params && part->params[k]; k += 2) {
+		if (!st_is_identifier(part->params[k]) || part->params[k + 1] == NULL) {
+			snprintf(err, size, "the defaults of part '%s' must be name, value pairs ending in NULL",
+			         part->role);
+			return -1;
+		}
+	}
+	if (part->activation != NULL && !st_is_identifier(part->activation)) {
+		snprintf(err, size, "part '%s' has an invalid activation name", part->role);
+		return -1;
+	}
+	if (part->reserved[0] != NULL || part->reserved[1] != NULL) {
+		snprintf(err, size, "part '%s' fills reserved members this Strata does not know", part->role);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+host_register_block(st_plugin_ctx *ctx, const st_block_desc *d)
+{
+	st_plugin *p = ctx->plugin;
+	char err[256];
+	if (!ctx->declared) {
+		plugin_note(p, "a block was registered before the plugin declared itself");
+		return -1;
+	}
+	if (d == NULL || d->name == NULL || !st_is_identifier(d->name)) {
+		plugin_note(p, "a block without a valid name was refused");
+		return -1;
+	}
+	if (block_name_taken(ctx, d->name)) {
+		plugin_note(p, "block '%s' refused: the name is already taken", d->name);
+		return -1;
+	}
+	if (d->summary == NULL || d->parts == NULL || d->n_parts < 1 || d->n_parts > ST_BLOCK_MAX_PARTS) {
+		plugin_note(p, "block '%s' refused: it needs a summary and 1 to %d parts", d->name,
+		            ST_BLOCK_MAX_PARTS);
+		return -1;
+	}
+	for (int i = 0; i < 4; i++) {
+		if (d->reserved[i] != NULL) {
+			plugin_note(p, "block '%s' refused: it fills reserved members this Strata does not know",
+			            d->name);
+			return -1;
+		}
+	}
+	for (int i = 0; i < d->n_parts; i++) {
+		if (check_block_part(d, i, err, sizeof err) != 0) {
+			plugin_note(p, "block '%s' refused: %s", d->name, err);
+			return -1;
+		}
+	}
+	int n_order = 0;
+	for (; d->order && d->order[n_order]; n_order++) {
+		bool known = false, again = false;
+		for (int i = 0; i < d->n_parts; i++)
+			known = known || strcmp(d->parts[i].role, d->order[n_order]) == 0;
+		for (int k = 0; k < n_order; k++)
+			again = again || strcmp(d->order[k], d->order[n_order]) == 0;
+		if (!known || again) {
+			plugin_note(p, "block '%s' refused: its order names '%s', %s", d->name, d->order[n_order],
+			            known ? "twice" : "which is no part's role");
+			return -1;
+		}
+	}
+	if (n_order == 0) {
+		plugin_note(p, "block '%s' refused: its default order is empty", d->name);
+		return -1;
+	}
+	for (int k = 0; d->aliases && d->aliases[k]; k++) {
+		if (!st_is_identifier(d->aliases[k]) || block_name_taken(ctx, d->aliases[k]))
+			plugin_note(p, "alias '%s' of block '%s' is invalid or already taken; it is ignored",
+			            d->aliases[k], d->name);
+	}
+	st_block_type *b = st_xcalloc(1, sizeof *b);
+	b->desc = d;
+	b->plugin = p;
+	ctx->blocks = st_xreallocarray(ctx->blocks, (size_t)ctx->n_blocks + 1, sizeof *ctx->blocks);
+	ctx->blocks[ctx->n_blocks++] = b;
+	return 0;
+}
+
 static void
 host_fail(st_exec_layer *L, const char *fmt, ...)
 {
@@ -480,6 +636,14 @@ const st_host_api st_host = {
 	.status = host_status,
 	.colormap_rgb = host_colormap_rgb,
 	.abi_minor = ST_PLUGIN_ABI_MINOR,
+	.register_expansion = host_register_expansion,
+	.register_block = host_register_block,
+	.expand_part = expand_host_part,
+	.expand_set = expand_host_set,
+	.expand_activation = expand_host_activation,
+	.expand_link = expand_host_link,
+	.expand_output = expand_host_output,
+	.expand_fail = expand_host_fail,
 };
 
 /* ---- registry ---- */
@@ -521,6 +685,12 @@ st_registry_free(st_registry *r)
 		defaults_free(r->activations[i]->defaults, r->activations[i]->desc->n_params);
 		free(r->activations[i]);
 	}
+	for (int i = 0; i < r->n_blocks; i++)
+		free(r->blocks[i]);
+	free(r->blocks);
+	for (int i = 0; i < r->n_expansions; i++)
+		free(r->expansions[i].layer);
+	free(r->expansions);
 	free(r->types);
 	free(r->activations);
 	free(r->impls);
@@ -580,6 +750,12 @@ ctx_discard(st_plugin_ctx *ctx)
 		defaults_free(ctx->acts[i]->defaults, ctx->acts[i]->desc->n_params);
 		free(ctx->acts[i]);
 	}
+	for (int i = 0; i < ctx->n_blocks; i++)
+		free(ctx->blocks[i]);
+	for (int i = 0; i < ctx->n_expansions; i++)
+		free(ctx->expansions[i].layer);
+	free(ctx->blocks);
+	free(ctx->expansions);
 	free(ctx->types);
 	free(ctx->acts);
 	free(ctx->impls);
@@ -660,10 +836,21 @@ run_entry(st_registry *r, st_plugin *p, st_plugin_entry_fn entry)
 	                                       sizeof *r->activation_impls);
 	for (int i = 0; i < ctx.n_act_impls; i++)
 		r->activation_impls[r->n_activation_impls++] = ctx.act_impls[i];
+	r->blocks = st_xreallocarray(r->blocks, (size_t)(r->n_blocks + ctx.n_blocks), sizeof *r->blocks);
+	for (int i = 0; i < ctx.n_blocks; i++)
+		r->blocks[r->n_blocks++] = ctx.blocks[i];
+	r->expansions = st_xreallocarray(r->expansions, (size_t)(r->n_expansions + ctx.n_expansions),
+	                                 sizeof *r->expansions);
+	for (int i = 0; i < ctx.n_expansions; i++)
+		r->expansions[r->n_expansions++] = ctx.expansions[i];
 	p->n_layers = ctx.n_types;
 	p->n_activations = ctx.n_acts;
 	p->n_impls = ctx.n_impls;
+	p->n_blocks = ctx.n_blocks;
+	p->n_expansions = ctx.n_expansions;
 	p->loaded = true;
+	free(ctx.blocks);
+	free(ctx.expansions);
 	free(ctx.types);
 	free(ctx.acts);
 	free(ctx.impls);
@@ -920,6 +1107,38 @@ st_registry_suggest_layer(const st_registry *r, const char *name)
 		}
 	}
 	return best;
+}
+
+const st_block_type *
+st_registry_find_block(const st_registry *r, const char *name)
+{
+	for (int i = 0; i < r->n_blocks; i++) {
+		const st_block_desc *d = r->blocks[i]->desc;
+		if (strcmp(d->name, name) == 0)
+			return r->blocks[i];
+	}
+	for (int i = 0; i < r->n_blocks; i++) {
+		const st_block_desc *d = r->blocks[i]->desc;
+		for (int k = 0; d->aliases && d->aliases[k]; k++) {
+			if (strcmp(d->aliases[k], name) == 0)
+				return r->blocks[i];
+		}
+		if (d->display_name != NULL && strcasecmp(d->display_name, name) == 0)
+			return r->blocks[i];
+	}
+	return NULL;
+}
+
+const st_expansion_type *
+st_registry_find_expansion(const st_registry *r, const char *layer_type)
+{
+	const st_layer_type *t = st_registry_find_layer(r, layer_type);
+	const char *name = t != NULL ? t->desc->name : layer_type;
+	for (int i = 0; i < r->n_expansions; i++) {
+		if (strcmp(r->expansions[i].layer, name) == 0)
+			return &r->expansions[i];
+	}
+	return NULL;
 }
 
 /* ---- running reshape ---- */

@@ -668,6 +668,128 @@ st_params_find(const st_param_desc *descs, int n, const char *name)
 	return -1;
 }
 
+/* ---- block-style settings ----
+ *
+ * The DDesigner API's blocks and cascade layers take transform=N|None and
+ * pruning=F|None where its layers take use_transform, bit, use_pruning and
+ * prun_weight. A parameter set that has the XWN set takes both forms; only
+ * the canonical names are stored and saved. What qualifies is the set of
+ * parameters, whatever the layer type is called.
+ */
+
+static const struct {
+	const char *name;
+	st_param_kind kind;
+} xwn_set[] = {
+	{ "use_transform", ST_PARAM_BOOL }, { "bit", ST_PARAM_INT }, { "max_scale", ST_PARAM_FLOAT },
+	{ "use_pruning", ST_PARAM_BOOL },   { "prun_weight", ST_PARAM_FLOAT },
+};
+
+static const struct {
+	const char *name;   /* the block-style name */
+	const char *flag;   /* the switch it turns on or off */
+	const char *value;  /* the parameter its number goes to */
+	const char *number; /* what the number is, for messages */
+} block_styles[] = {
+	{ "transform", "use_transform", "bit", "a number of bits" },
+	{ "pruning", "use_pruning", "prun_weight", "a pruning edge" },
+};
+#define N_BLOCK_STYLES ((int)(sizeof block_styles / sizeof block_styles[0]))
+
+bool
+st_params_have_xwn_set(const st_param_desc *descs, int n)
+{
+	for (size_t k = 0; k < sizeof xwn_set / sizeof xwn_set[0]; k++) {
+		int i = st_params_find(descs, n, xwn_set[k].name);
+		if (i < 0 || descs[i].kind != xwn_set[k].kind)
+			return false;
+	}
+	return true;
+}
+
+int
+st_block_style_index(const char *name)
+{
+	for (int i = 0; i < N_BLOCK_STYLES; i++) {
+		if (strcmp(block_styles[i].name, name) == 0)
+			return i;
+	}
+	return -1;
+}
+
+bool
+st_block_style_covers(const char *name, const char *param)
+{
+	int k = st_block_style_index(name);
+	return k >= 0 && (strcmp(block_styles[k].flag, param) == 0 || strcmp(block_styles[k].value, param) == 0);
+}
+
+const char *
+st_block_style_meaning(const char *name)
+{
+	switch (st_block_style_index(name)) {
+	case 0:
+		return "transform=N turns use_transform on with bit N, null or none turns it off";
+	case 1:
+		return "pruning=F turns use_pruning on with prun_weight F, null or none turns it off";
+	default:
+		return NULL;
+	}
+}
+
+int
+st_block_style_resolve(const st_param_desc *descs, int n, const char *name, const cJSON *json,
+                       const char *text, st_block_setting *out, char *err, size_t size)
+{
+	int k = st_block_style_index(name);
+	memset(out, 0, sizeof *out);
+	if (k < 0 || !st_params_have_xwn_set(descs, n)) {
+		snprintf(err, size,
+		         "is a block-style setting (%s), which only layer types with the XWN parameter set "
+		         "(use_transform, bit, max_scale, use_pruning, prun_weight) take",
+		         k >= 0 ? st_block_style_meaning(name) : "unknown");
+		return -2;
+	}
+	int flag = st_params_find(descs, n, block_styles[k].flag);
+	int value = st_params_find(descs, n, block_styles[k].value);
+	bool off;
+	if (json != NULL)
+		off = cJSON_IsNull(json);
+	else
+		off = strcmp(text, "none") == 0 || strcmp(text, "None") == 0 || strcmp(text, "null") == 0;
+	out->index[0] = flag;
+	out->values[0].kind = ST_PARAM_BOOL;
+	out->values[0].b = !off;
+	out->count = 1;
+	if (off)
+		return 0;
+	char why[256];
+	int rc = json != NULL ? st_value_from_json(&descs[value], json, &out->values[1], why, sizeof why)
+	                      : st_value_from_text(&descs[value], text, &out->values[1], why, sizeof why);
+	if (rc != 0) {
+		char range[96];
+		char *got = json != NULL ? json_brief(json) : st_xstrdup(text);
+		describe_range(&descs[value], descs[value].kind == ST_PARAM_INT, range, sizeof range);
+		snprintf(err, size, "must be %s, %s, or null (none) to turn %s off; got %s (%s)",
+		         block_styles[k].number, range, block_styles[k].flag, got, st_block_style_meaning(name));
+		free(got);
+		st_value_clear(&out->values[1]);
+		memset(out, 0, sizeof *out);
+		return -1;
+	}
+	out->index[1] = value;
+	out->count = 2;
+	return 0;
+}
+
+void
+st_block_setting_clear(st_block_setting *s)
+{
+	for (int i = 0; i < s->count; i++)
+		st_value_clear(&s->values[i]);
+	memset(s, 0, sizeof *s);
+}
+
 /* ---- the network's own parameters ---- */
 
 static const char *const tensor_formats[] = { "fp32-nchw", "fp32-nhwc", "fp16-nchw", "fp16-nhwc", NULL };

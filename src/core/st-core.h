@@ -55,6 +55,7 @@ typedef struct st_plugin {
 	char **notes;     /* types refused one by one, with the reason */
 	int n_notes;
 	int n_layers, n_activations, n_impls;
+	int n_blocks, n_expansions; /* ABI 2.3 */
 	void *handle;     /* dlopen handle, or NULL */
 } st_plugin;
 
@@ -82,6 +83,22 @@ typedef struct st_activation_impl_entry {
 	st_plugin *plugin;
 } st_activation_impl_entry;
 
+/* Most parts a block may have. */
+#define ST_BLOCK_MAX_PARTS 16
+
+/* A registered block (ABI 2.3): the plugin's description, borrowed. */
+typedef struct st_block_type {
+	const st_block_desc *desc;
+	st_plugin *plugin;
+} st_block_type;
+
+/* A registered expansion (ABI 2.3): how layers of a type become their parts. */
+typedef struct st_expansion_type {
+	char *layer;       /* the layer type's name, as registered */
+	st_expand_fn expand;
+	st_plugin *plugin;
+} st_expansion_type;
+
 typedef struct st_registry {
 	st_plugin **plugins;
 	int n_plugins;
@@ -97,6 +114,10 @@ typedef struct st_registry {
 	int n_activation_impls;
 	char **disabled;       /* plugin names refused at load (the user's settings) */
 	int n_disabled;
+	st_block_type **blocks; /* in registration order */
+	int n_blocks;
+	st_expansion_type *expansions;
+	int n_expansions;
 } st_registry;
 
 /* A link's source: output `output` of `layer`. layer NULL = unconnected. */
@@ -340,6 +361,40 @@ void st_params_copy(st_params *dst, const st_params *src);
 /* Index of the parameter called name, or -1. */
 int st_params_find(const st_param_desc *descs, int n, const char *name);
 
+/*
+ * Block-style settings: the DDesigner API's transform=N|None and
+ * pruning=F|None, taken by every parameter set that has the XWN set
+ * (use_transform, bit, max_scale, use_pruning, prun_weight), whatever its
+ * layer type. transform N sets use_transform true and bit N, null (or the
+ * text none) sets use_transform false; pruning F sets use_pruning true and
+ * prun_weight F, null sets use_pruning false.
+ */
+typedef struct st_block_setting {
+	int count;          /* parameters it sets: 1 (off) or 2 (on, and the number) */
+	int index[2];       /* positions in the schema */
+	st_value values[2]; /* owned; st_block_setting_clear frees them */
+} st_block_setting;
+
+/* Whether a schema has the XWN parameter set, with the right kinds. */
+bool st_params_have_xwn_set(const st_param_desc *descs, int n);
+/* Which block-style setting name is (0 transform, 1 pruning), or -1. */
+int st_block_style_index(const char *name);
+/* Whether the block-style setting name sets param ("transform" sets
+ * use_transform and bit). */
+bool st_block_style_covers(const char *name, const char *param);
+/* One line saying what a block-style setting means, or NULL for another name. */
+const char *st_block_style_meaning(const char *name);
+/*
+ * Resolves block-style setting name for a schema from JSON (json not NULL)
+ * or command text. Returns 0 with the parameters to set in out; -1 when the
+ * value is wrong and -2 when the schema lacks the XWN set (or name is no
+ * block-style setting), with a reason completing "parameter 'transform' ..."
+ * in err.
+ */
+int st_block_style_resolve(const st_param_desc *descs, int n, const char *name, const cJSON *json,
+                           const char *text, st_block_setting *out, char *err, size_t size);
+void st_block_setting_clear(st_block_setting *s);
+
 /* The network parameter schema (name, version, description, tensor_format, weights). */
 extern const st_param_desc st_network_params[ST_NET_COUNT];
 const st_value *st_network_defaults(void);
@@ -386,6 +441,14 @@ const st_impl_desc *st_registry_find_impl(const st_registry *r, const char *laye
 const st_activation_impl *st_registry_find_activation_impl(const st_registry *r, const char *name);
 /* The closest known layer type name to name, or NULL ("did you mean"). */
 const char *st_registry_suggest_layer(const st_registry *r, const char *name);
+/* A block by name or alias, or by display name in any case ("Conv2DBlock");
+ * NULL when none. */
+const st_block_type *st_registry_find_block(const st_registry *r, const char *name);
+/* A block described for people (parts, defaults, the default order, how to
+ * add it), in the layer pages' markdown; caller frees. (core-block.c) */
+char *st_block_describe(const st_registry *r, const st_block_type *b);
+/* The expansion of a layer type (by its name, or an alias of it), or NULL. */
+const st_expansion_type *st_registry_find_expansion(const st_registry *r, const char *layer_type);
 
 /* The host API given to plugins. */
 extern const st_host_api st_host;

@@ -33,8 +33,11 @@ extern "C" {
  * options (ST_PARAM_RUNTIME, ST_PARAM_TRIGGER, ST_PARAM_LABEL), api->status
  * and api->colormap_rgb. Minor 2 added st_exec_layer.weights_generation and
  * api->abi_minor (which an earlier host leaves unfilled: ST_HOST_HAS).
+ * Minor 3 added expansions (a layer type's parts as ordinary layers) and
+ * blocks (ready-made chains of layers): api->register_expansion,
+ * api->register_block and the api->expand_* calls.
  */
-#define ST_PLUGIN_ABI_MINOR 2u
+#define ST_PLUGIN_ABI_MINOR 3u
 
 #define ST_MAX_RANK 8     /* tensors have rank 0 to 8 */
 #define ST_MAX_OUTPUTS 64 /* most outputs one layer may have */
@@ -312,6 +315,80 @@ typedef struct st_activation_desc {
 	int n_params;
 } st_activation_desc;
 
+/* ------------------------------------------------------------------------
+ * Expansions and blocks (ABI 2.3)
+ * ------------------------------------------------------------------------ */
+
+/*
+ * An expansion says what a layer of some type is made of, as ordinary
+ * layers ("parts"), so that the editor can replace the layer by them (the
+ * edit command `expand`). The host calls the type's expand function with
+ * the layer's parameters and the shapes of its inputs; the function
+ * describes every part through api->expand_part, expand_set,
+ * expand_activation and expand_link, names the part (and output) that
+ * gives each of the layer's outputs with api->expand_output, and returns
+ * 0. When the layer cannot be expanded (an input shape it needs is not
+ * known, a parameter is out of range) it says why with api->expand_fail
+ * and returns -1; the model is then left as it was.
+ *
+ * A part is named by a suffix: the part "stage0" of layer "casc" becomes
+ * the layer "casc_stage0", which is also the prefix of its weight files, so
+ * an expansion whose parts' weights are named "<suffix>_<weight>" on the
+ * whole layer needs no renaming of files. The layer's attached activation
+ * moves to the part giving output 0; the host links the layer's inputs and
+ * consumers to the parts, and places the parts on the canvas from their
+ * (column, row) hints, relative to where the layer was.
+ */
+typedef struct st_expansion {
+	const char *layer_name;
+	const struct st_layer_desc *desc;
+	const st_value *params;        /* by desc->params order, defaults filled */
+	int n_inputs;
+	const st_shape *const *inputs; /* inputs[i] NULL: unlinked, or its shape is not known */
+	void *host_private;            /* the host's; do not touch */
+} st_expansion;
+
+/* Returns 0 when the parts are described, -1 after api->expand_fail. */
+typedef int (*st_expand_fn)(st_expansion *e, const st_host_api *api);
+
+/*
+ * A block: a ready-made chain of layers, such as the DDesigner API's
+ * ConvBlock (convolution, batch normalisation, activation, dropout). Each
+ * part has a role; an order (a list of roles) says which parts a block
+ * instance has and how they are chained, the first part's input being the
+ * block's input and the last part's output its output. Until the editor
+ * has templates, a block is inserted as its parts, ordinary layers named
+ * "<instance>_<role>" (the edit command `add-block`); a later version may
+ * keep an instance as one template built from the same description, which
+ * is why it is data rather than code.
+ *
+ * These structs are borrowed like layer descriptors. Arrays of them keep
+ * their size across minor revisions: reserved members are NULL now and a
+ * later minor may give them a meaning.
+ */
+typedef struct st_block_part {
+	const char *role;           /* lower-case identifier, unique in the block ("conv", "bn") */
+	const char *layer_type;     /* the part's layer type, from any plugin */
+	const char *const *params;  /* defaults as name, value pairs in `set` syntax, NULL-terminated
+	                               ({ "kernel", "3", "bias", "false", NULL }); or NULL */
+	const char *activation;     /* attached by default ("relu"), or NULL */
+	const char *doc;            /* one line: what the part is for */
+	const void *reserved[2];
+} st_block_part;
+
+typedef struct st_block_desc {
+	const char *name;           /* lower-case identifier ("conv_block_2d") */
+	const char *display_name;   /* as the API calls it ("Conv2DBlock") */
+	const char *category;       /* palette category; NULL: "Blocks" */
+	const char *const *aliases; /* NULL-terminated other names, or NULL */
+	const char *summary;        /* one line for the palette */
+	const char *doc;            /* a paragraph or more */
+	const st_block_part *parts;
+	int n_parts;
+	const char *const *order;   /* the default order: roles, NULL-terminated */
+	const void *reserved[4];
+} st_block_desc;
+
 typedef struct st_plugin_info {
 	const char *name;        /* identifier, unique among loaded plugins */
 	const char *author;
@@ -370,6 +447,34 @@ struct st_host_api {
 	/* ABI 2.2. The host's minor version (ST_PLUGIN_ABI_MINOR it was built
 	 * with). */
 	uint32_t abi_minor;
+	/* ABI 2.3. Registration, from st_plugin_entry: the expansion of a layer
+	 * type (registered by this plugin or another; looked up by name when a
+	 * layer is expanded), and a block. */
+	int (*register_expansion)(st_plugin_ctx *ctx, const char *layer_type, st_expand_fn expand);
+	int (*register_block)(st_plugin_ctx *ctx, const st_block_desc *block);
+	/* ABI 2.3. From expand functions; each returns 0, or -1 when the host
+	 * refuses the call (the expansion then fails with the reason). A part:
+	 * suffix (an identifier, unique in the expansion), layer type, and where
+	 * it goes in columns and rows of glyphs from the layer's place. */
+	int (*expand_part)(st_expansion *e, const char *suffix, const char *layer_type, int column, int row);
+	/* A parameter of a part, as the edit command `set` takes it ("3x3",
+	 * "true", "[1, 1]"); block-style settings (transform, pruning) too. */
+	int (*expand_set)(st_expansion *e, const char *part, const char *param, const char *value);
+	/* An activation attached to a part, with its default coefficients. */
+	int (*expand_activation)(st_expansion *e, const char *part, const char *activation);
+	/* Links input terminal `input` of part to output `output` of the part
+	 * from; from NULL means the expanded layer's input terminal `output`
+	 * (whatever fed it then feeds the part). */
+	int (*expand_link)(st_expansion *e, const char *part, int input, const char *from, int output);
+	/* The part's output `output` gives the layer's next output (call once
+	 * per output of the layer, in order). */
+	int (*expand_output)(st_expansion *e, const char *part, int output);
+	/* Why the layer cannot be expanded; the first reason counts. */
+	void (*expand_fail)(st_expansion *e, const char *fmt, ...)
+#if defined(__GNUC__)
+		__attribute__((format(printf, 2, 3)))
+#endif
+		;
 };
 
 /* The host's colour maps for api->colormap_rgb; the numbers never change. */

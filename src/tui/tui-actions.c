@@ -57,14 +57,15 @@ const st_action st_actions[] = {
 	{ "canvas.terminal", "t", "step through the layer's terminals", NULL },
 	{ "canvas.input_layer", "i", "add an input layer linked to the free input terminal", NULL },
 	{ "canvas.output_layer", "o", "add an output layer linked to the free output terminal", NULL },
+	{ "canvas.expand", "E", "expand the layer into its parts (a cascade convolution), one undoable edit", "expand" },
 
 	/* The palette. */
 	{ "palette.up", "k <Up>", "previous entry", NULL },
 	{ "palette.down", "j <Down>", "next entry", NULL },
-	{ "palette.add", "<Enter> a", "add this layer type at the canvas cursor", NULL },
+	{ "palette.add", "<Enter> a", "add this layer type, or this block's chain of layers, at the canvas cursor", NULL },
 	{ "palette.group", "g", "group by category, name or collection", NULL },
 	{ "palette.filter", "/", "filter by typing", NULL },
-	{ "palette.docs", "<F2>", "documentation of this layer type", NULL },
+	{ "palette.docs", "<F2>", "documentation of this layer type or block", NULL },
 
 	/* The parameters. */
 	{ "params.up", "k <Up>", "previous parameter", NULL },

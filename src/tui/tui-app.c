@@ -39,6 +39,7 @@ const st_app_command_desc st_app_commands[] = {
 	{ "input", "[LAYER] FILE", "feed an input layer from a PNG, JPEG, .npy or video file (analysis mode)" },
 	{ "graphics", "[symbols|sixel|kitty]", "how pictures are drawn; only symbols exist in this build" },
 	{ "edit", "", "back to editing from any view" },
+	{ "expand", "[LAYER]", "replace the layer (the selected one) by its parts, as the edit command expand" },
 };
 const int st_n_app_commands = (int)(sizeof st_app_commands / sizeof st_app_commands[0]);
 
@@ -478,6 +479,31 @@ place_all(st_app *app)
 	st_app_message(app, ST_SEVERITY_INFO, "laid out %d layers", g->n_layers);
 }
 
+static int session_exec(st_app *app, int argc, char **argv);
+
+int
+st_app_expand(st_app *app, const st_layer *l)
+{
+	if (l == NULL) {
+		st_app_message(app, ST_SEVERITY_ERROR, "select the layer to expand on the canvas, or name it: :expand LAYER");
+		return -1;
+	}
+	/* The parts take the layer's place in the model's order. */
+	int index = l->index;
+	st_graph *g = st_app_graph(app);
+	int before = g->n_layers;
+	char *words[] = { st_xstrdup("expand"), st_xstrdup(l->name) };
+	int rc = session_exec(app, 2, words);
+	free(words[0]);
+	free(words[1]);
+	if (rc != 0)
+		return -1;
+	st_app_message(app, ST_SEVERITY_INFO, "expanded into %d layers (u undoes it)", g->n_layers - before + 1);
+	app->focus = ST_PANEL_CANVAS;
+	st_app_focus_layer(app, index < g->n_layers ? g->layers[index] : NULL);
+	return 0;
+}
+
 static bool
 editor_command(st_app *app, int argc, char **argv, int *rc)
 {
@@ -553,11 +579,22 @@ editor_command(st_app *app, int argc, char **argv, int *rc)
 			app->focus = ST_PANEL_CANVAS;
 			st_app_focus_layer(app, l);
 		}
+	} else if (strcmp(c, "expand") == 0 && argc <= 2) {
+		const st_layer *l = argc == 1 ? st_app_current(app) : st_graph_find(st_app_graph(app), argv[1]);
+		if (argc == 2 && l == NULL)
+			return false; /* the session says what is wrong with the name */
+		*rc = st_app_expand(app, l);
 	} else if (strcmp(c, "docs") == 0) {
 		app->overlay = ST_OVERLAY_DOCS;
 		app->docs_top = 0;
 		free(app->docs_type);
 		app->docs_type = argc > 1 ? st_xstrdup(argv[1]) : NULL;
+		/* A block has no page: its description stands in. */
+		const st_block_type *b = argc > 1 ? st_registry_find_block(app->registry, argv[1]) : NULL;
+		if (b != NULL && st_registry_find_layer(app->registry, argv[1]) == NULL) {
+			free(app->docs_text);
+			app->docs_text = st_block_describe(app->registry, b);
+		}
 	} else if (strcmp(c, "plugins") == 0) {
 		app->overlay = ST_OVERLAY_PLUGINS;
 		app->plugins_row = 0;
@@ -608,6 +645,14 @@ st_app_exec(st_app *app, int argc, char **argv)
 	int rc;
 	if (editor_command(app, argc, argv, &rc))
 		return rc;
+	return session_exec(app, argc, argv);
+}
+
+/* Runs an edit command of the session, then drops what it took away from
+ * the canvas's hands. */
+static int
+session_exec(st_app *app, int argc, char **argv)
+{
 	char err[1024];
 	if (st_session_exec(app->session, argc, argv, err, sizeof err) != 0) {
 		st_app_message(app, ST_SEVERITY_ERROR, "%s: %s", argv[0], err);

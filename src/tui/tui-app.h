@@ -192,6 +192,9 @@ st_graph *st_app_graph(st_app *app);
 st_layer *st_app_current(st_app *app);
 /* Selects and reveals a layer on the canvas. */
 void st_app_focus_layer(st_app *app, const st_layer *l);
+/* Replaces l by its parts (the edit command expand) and selects the first
+ * part; l NULL says to select a layer first. Returns 0 or -1. */
+int st_app_expand(st_app *app, const st_layer *l);
 /* Opens a question with lettered choices ("y" "n" ...), labels[i] for
  * choices[i]; Esc takes the last one. While another question is open it
  * waits its turn (up to four wait; a fifth is answered with its last

@@ -449,6 +449,8 @@ st_canvas_key(st_app *app, const st_key *k)
 		add_terminal_layer(app, true);
 	} else if (strcmp(n, "output_layer") == 0) {
 		add_terminal_layer(app, false);
+	} else if (strcmp(n, "expand") == 0) {
+		st_app_expand(app, c->cursor);
 	} else {
 		return false;
 	}

@@ -55,6 +55,38 @@ expect 0 "$STRATA" edit "$m" -c 'disconnect c1; save'
 expect 1 "$STRATA" check "$m"
 has out "error: layer 'c1': These mandatory inputs are not connected: 0"
 
+# Blocks, expansion and the block-style XWN settings (docs/blocks.md): a
+# failing command changes nothing and names its place in the script.
+x="$tmp/blocks.strata.json"
+expect 0 "$STRATA" new "$x"
+expect 0 "$STRATA" edit "$x" -c 'add input data; set data dims 4x8x8;
+add-block conv_block_2d b1 order=conv,bn,act num_output=8 transform=4 pruning=none activation=leaky_relu;
+connect data b1_conv; add cascade casc; set casc num_output 6; set casc kernel_size 7;
+set casc pruning 0.5; connect b1_act casc; add output out; connect casc out; save'
+has out "added b1 (conv_block_2d): b1_conv, b1_bn, b1_act"
+for want in '"use_transform": true,' '"bit": 4,' '"use_pruning": false'; do
+	checks=$((checks + 1))
+	grep -qF "$want" "$x" || { echo "FAIL: $x lacks $want"; fails=$((fails + 1)); }
+done
+checks=$((checks + 1))
+if grep -q '"transform"\|"pruning"' "$x"; then
+	echo "FAIL: block-style names saved in $x"
+	fails=$((fails + 1))
+fi
+expect 0 "$STRATA" check "$x"
+cp "$x" "$tmp/before.json"
+expect 2 "$STRATA" edit "$x" -c 'add-block fc_block f transform=4; save'
+has err "-c:1:1: error: add-block: no part of fc_block takes 'transform'"
+expect 2 "$STRATA" edit "$x" -c 'set b1_bn transform 4'
+has err "batch_normalization has no parameter 'transform': it is a block-style setting"
+same "$x" "$tmp/before.json"
+expect 0 "$STRATA" edit "$x" -c 'expand casc; save'
+has out "expanded casc into 5 layers: casc_stage0, casc_stage1, casc_stage2, casc_concat, casc_pointwise"
+expect 0 "$STRATA" check "$x"
+has out "10 layers, 0 errors"
+expect 0 "$STRATA" edit "$x" -c 'add-block'
+has out "conv_block_2d            conv,bn,act,dropout"
+
 # Without a terminal (or, configured with --disable-tui, without an editor)
 # the editor says what to do instead, and the model stays as it was.
 cp "$m" "$tmp/before.json"

@@ -10,6 +10,8 @@
 #include "st-core.h"
 
 int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
+/* tests/fuzz/xwn-builtin.c: the XWN collection, for its parameter set. */
+int xwn_builtin_entry(const st_host_api *api, st_plugin_ctx *ctx);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static st_registry *
@@ -19,6 +21,7 @@ registry(void)
 	if (r == NULL) {
 		r = st_registry_new();
 		st_registry_load_builtin(r, "(built in)", st_plugin_entry);
+		st_registry_load_builtin(r, "(built in xwn)", xwn_builtin_entry);
 	}
 	return r;
 }

@@ -12,7 +12,7 @@
 #include "st-onnx.h"
 
 int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
-int xwn_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
+int xwn_builtin_entry(const st_host_api *api, st_plugin_ctx *ctx);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static st_registry *
@@ -22,7 +22,7 @@ registry(void)
 	if (r == NULL) {
 		r = st_registry_new();
 		st_registry_load_builtin(r, "(built in)", st_plugin_entry);
-		st_registry_load_builtin(r, "(built in xwn)", xwn_plugin_entry);
+		st_registry_load_builtin(r, "(built in xwn)", xwn_builtin_entry);
 	}
 	return r;
 }

@@ -1,6 +1,7 @@
-/* The XWN collection's descriptors built into the ONNX-import fuzz target
- * beside std, so that the XWN metadata path runs all the way: its entry
- * point and ABI symbol are renamed, as std's own are linked in too. */
-#define st_plugin_entry xwn_plugin_entry
-#define st_plugin_abi xwn_plugin_abi
-#include "../../plugins/xwn/xwn.c"
+/* The XWN collection linked into a fuzz target beside std, its entry point
+ * and ABI symbol renamed so that both load with st_registry_load_builtin:
+ * the loader's block-style settings (transform=, pruning=) need a layer
+ * type with the XWN parameter set to be reached. */
+#define st_plugin_entry xwn_builtin_entry
+#define st_plugin_abi xwn_builtin_abi
+#include "xwn.c"
