@@ -544,3 +544,70 @@ k_xwn_apply(const float *w, float *out, int64_t a, int64_t b, int64_t taps, bool
 	free(spread_keep);
 	return rc;
 }
+
+/* ---- the reference ---- */
+
+int
+k_xwn_apply_ref(const float *w, float *out, int64_t a, int64_t b, int64_t taps, bool transposed,
+                const k_xwn_settings *s, k_xwn_stats *stats)
+{
+	if (s->bit > K_XWN_MAX_BIT || a < 0 || b < 0 || taps < 0)
+		return -1;
+	int64_t slices = a * b;
+	bool transform = s->transform && s->bit >= 1;
+	int levels = !transform ? 0 : s->bit == 1 ? 1 : 1 << (s->bit - 1);
+	k_xwn_stats st = { .slices = slices, .weights = slices * taps, .levels = levels };
+	float *mag = malloc(sizeof *mag * (size_t)(slices ? slices : 1));
+	bool *keep = malloc(sizeof *keep * (size_t)(slices ? slices : 1));
+	if (mag == NULL || keep == NULL) {
+		free(mag);
+		free(keep);
+		return -1;
+	}
+	for (int64_t j = 0; j < slices; j++) {
+		float sum = 0.0f;
+		for (int64_t t = 0; t < taps; t++)
+			sum += fabsf(w[j * taps + t]);
+		mag[j] = sum / (float)taps;
+		keep[j] = true;
+	}
+	int64_t outs = transposed ? b : a, ins = transposed ? a : b;
+	for (int64_t o = 0; s->pruning && o < outs; o++) {
+		float sum = 0.0f;
+		for (int64_t i = 0; i < ins; i++)
+			sum += mag[transposed ? i * b + o : o * b + i];
+		float edge = sum / (float)ins * s->prun_weight;
+		for (int64_t i = 0; i < ins; i++) {
+			int64_t j = transposed ? i * b + o : o * b + i;
+			keep[j] = !(mag[j] < edge);
+			st.pruned += !keep[j];
+		}
+	}
+	for (int64_t j = 0; j < slices && taps > 0; j++) {
+		for (int64_t t = 0; t < taps; t++) {
+			float v = w[j * taps + t], sign = v >= 0.0f ? 1.0f : -1.0f, y = v;
+			int best = 0;
+			if (levels == 1) {
+				y = sign * mag[j];
+			} else if (levels > 1) {
+				float best_d = INFINITY;
+				for (int k = 0; k < levels; k++) {
+					float d = fabsf(fabsf(v) - s->max_scale * ldexpf(1.0f, -k) * mag[j]);
+					if (d < best_d) {
+						best_d = d;
+						best = k;
+					}
+				}
+				y = sign * s->max_scale * ldexpf(1.0f, -best) * mag[j];
+			}
+			out[j * taps + t] = y * (keep[j] ? 1.0f : 0.0f);
+			if (levels > 0 && keep[j])
+				st.level_count[best]++;
+		}
+	}
+	free(mag);
+	free(keep);
+	if (stats != NULL)
+		*stats = st;
+	return 0;
+}

@@ -49,6 +49,14 @@ typedef struct k_xwn_stats {
 int k_xwn_apply(const float *w, float *out, int64_t a, int64_t b, int64_t taps, bool transposed,
                 const k_xwn_settings *s, k_xwn_stats *stats);
 
+/* The same as the pseudo-code of docs/xwn.md says it, with nothing clever
+ * (a full scan of the levels, values as sign * max_scale * 2^-k * mag):
+ * what k_xwn_apply, which finds levels from the bits of the magnitudes, is
+ * tested against bit for bit. STRATA_KERNELS=reference makes the XWN
+ * collection use it. */
+int k_xwn_apply_ref(const float *w, float *out, int64_t a, int64_t b, int64_t taps, bool transposed,
+                    const k_xwn_settings *s, k_xwn_stats *stats);
+
 /* Whether the settings change any weight at all. */
 static inline bool
 k_xwn_active(const k_xwn_settings *s)

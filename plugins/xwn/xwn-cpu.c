@@ -51,7 +51,9 @@ transform_weight(st_exec_layer *L, const st_host_api *api, int index, bool trans
 	}
 	*copy = buf;
 	k_xwn_stats stats;
-	if (k_xwn_apply(t->data, buf, t->shape.dims[0], t->shape.dims[1], taps, transposed, set, &stats) != 0) {
+	int (*apply)(const float *, float *, int64_t, int64_t, int64_t, bool, const k_xwn_settings *, k_xwn_stats *) =
+		reference_wanted() ? k_xwn_apply_ref : k_xwn_apply;
+	if (apply(t->data, buf, t->shape.dims[0], t->shape.dims[1], taps, transposed, set, &stats) != 0) {
 		api->fail(L, "the XWN transform failed (out of memory, or bit %d above %d)", set->bit,
 		          K_XWN_MAX_BIT);
 		return -1;

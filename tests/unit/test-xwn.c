@@ -529,3 +529,82 @@ Test(xwn, rebinding_redoes_the_transform_and_a_replan_keeps_it)
 		st_session_free(s);
 	}
 }
+
+/* ---- the fast transform against the reference, on random tensors ---- */
+
+static uint64_t
+next_random(uint64_t *state)
+{
+	*state = *state * 6364136223846793005ull + 1442695040888963407ull;
+	return *state >> 33;
+}
+
+static bool
+same_bits(const float *a, const float *b, int64_t n)
+{
+	for (int64_t i = 0; i < n; i++) {
+		uint32_t x, y;
+		memcpy(&x, &a[i], sizeof x);
+		memcpy(&y, &b[i], sizeof y);
+		if (x != y && !(isnan(a[i]) && isnan(b[i])))
+			return false;
+	}
+	return true;
+}
+
+Test(xwn, fast_transform_equals_the_reference_bit_for_bit)
+{
+	/* Every kind of slice the fast path treats apart: taps 1 and many,
+	 * levels exact or not (odd scales, tiny and huge magnitudes), ties and
+	 * midpoints, zeros and -0, subnormals, inf and NaN, pruning, in place. */
+	static const float scales[] = { 4, 4, 2, 3, 1, 0.5f, 7.3f, 1e-3f, 0, 1e6f, 1e-30f, 1e-38f };
+	static const float bases[] = { 1, 1, 1e-3f, 1e3f, 1e-37f, 1e-40f, 1e30f };
+	static const int tap_counts[] = { 1, 2, 3, 9, 25, 49 };
+	static const float prun[] = { 0.5f, 0.3f, 1.0f, 2.0f, 0.0f };
+	enum { RANDOM_ROOM = 24 * 24 * 49 };
+	static float w[RANDOM_ROOM], fast[RANDOM_ROOM], ref[RANDOM_ROOM];
+	uint64_t state = 11;
+	for (int c = 0; c < 3000; c++) {
+		int64_t a = 1 + (int64_t)(next_random(&state) % 24), b = 1 + (int64_t)(next_random(&state) % 24);
+		int64_t taps = tap_counts[next_random(&state) % 6];
+		bool transposed = next_random(&state) % 2;
+		k_xwn_settings s = {
+			.transform = next_random(&state) % 8 != 0,
+			.bit = (int)(next_random(&state) % (K_XWN_MAX_BIT + 1)),
+			.max_scale = scales[next_random(&state) % 12],
+			.pruning = next_random(&state) % 2,
+			.prun_weight = prun[next_random(&state) % 5],
+		};
+		int mode = (int)(next_random(&state) % 6);
+		float base = bases[next_random(&state) % 7];
+		int64_t n = a * b * taps;
+		for (int64_t i = 0; i < n; i++) {
+			uint64_t r = next_random(&state);
+			float v = ((float)(r % 20001) / 10000.0f - 1.0f) * base;
+			if (mode == 1 && r % 4 == 0)
+				v = r % 8 == 0 ? -0.0f : 0.0f;
+			else if (mode == 2)
+				v = (float)((int)(r % 9) - 4) * 0.25f;
+			else if (mode == 3 && r % 40 == 0)
+				v = r % 80 == 0 ? INFINITY : NAN;
+			else if (mode == 4)
+				v = ldexpf(r % 2 ? 1.5f : -0.75f, (int)(r % 20) - 10);
+			w[i] = v;
+		}
+		k_xwn_stats sf, sr;
+		cr_assert_eq(k_xwn_apply_ref(w, ref, a, b, taps, transposed, &s, &sr), 0);
+		if (c % 2) {
+			memcpy(fast, w, sizeof *w * (size_t)n);
+			cr_assert_eq(k_xwn_apply(fast, fast, a, b, taps, transposed, &s, &sf), 0);
+		} else {
+			cr_assert_eq(k_xwn_apply(w, fast, a, b, taps, transposed, &s, &sf), 0);
+		}
+		cr_assert(same_bits(fast, ref, n), "case %d: %ld x %ld x %ld, bit %d, max_scale %g, pruning %d (%g), mode %d",
+		          c, (long)a, (long)b, (long)taps, s.bit, (double)s.max_scale, s.pruning, (double)s.prun_weight,
+		          mode);
+		cr_assert(sf.slices == sr.slices && sf.pruned == sr.pruned && sf.weights == sr.weights &&
+		                  sf.levels == sr.levels &&
+		                  memcmp(sf.level_count, sr.level_count, sizeof sf.level_count) == 0,
+		          "case %d: the figures differ", c);
+	}
+}
