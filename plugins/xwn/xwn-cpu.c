@@ -67,6 +67,19 @@ transform_weight(st_exec_layer *L, const st_host_api *api, int index, bool trans
 	return 0;
 }
 
+/* The layer's state, zeroed at the first prepare and kept after; NULL
+ * after api->fail when out of memory. */
+static void *
+state_of(st_exec_layer *L, const st_host_api *api, size_t size)
+{
+	if (L->state == NULL) {
+		L->state = calloc(1, size);
+		if (L->state == NULL)
+			api->fail(L, "out of memory");
+	}
+	return L->state;
+}
+
 /* The status line after a run: what the transform did. */
 static void
 report_status(st_exec_layer *L, const st_exec_ctx *ctx, const k_xwn_settings *set, const k_xwn_stats *st)
@@ -110,15 +123,9 @@ inner_layer(const st_exec_layer *L, conv_state *s)
 static int
 conv_prepare_as(st_exec_layer *L, const st_host_api *api, bool transposed)
 {
-	conv_state *s = L->state;
-	if (s == NULL) {
-		s = calloc(1, sizeof *s);
-		if (s == NULL) {
-			api->fail(L, "out of memory");
-			return -1;
-		}
-		L->state = s;
-	}
+	conv_state *s = state_of(L, api, sizeof *s);
+	if (s == NULL)
+		return -1;
 	k_xwn_settings set = xwn_settings_of(L->params, transposed ? XWN_DECONV_SET : XWN_CONV_SET);
 	if (L->n_weights < 1 || L->n_weights > ST_MAX_WEIGHTS) {
 		api->fail(L, "expected the filter weights");
@@ -253,15 +260,9 @@ cascade_prepare(st_exec_layer *L, const st_host_api *api)
 		api->fail(L, "the CPU cascade convolution needs float32 NCHW images of rank 3 to 5");
 		return -1;
 	}
-	cascade_state *s = L->state;
-	if (s == NULL) {
-		s = calloc(1, sizeof *s);
-		if (s == NULL) {
-			api->fail(L, "out of memory");
-			return -1;
-		}
-		L->state = s;
-	}
+	cascade_state *s = state_of(L, api, sizeof *s);
+	if (s == NULL)
+		return -1;
 	int spatial = in->rank - 2;
 	int n = xwn_cascade_stages(L->params[CASCADE_KERNEL_SIZE].i);
 	bool bias = L->params[CASCADE_BIAS].b;
