@@ -1,8 +1,10 @@
-/* Matrix products on the CPU: fully connected and numpy matmul through
- * OpenBLAS, their reference loops, and the threading helpers the other
- * kernels share. */
+/* Matrix products on the CPU: fully connected and numpy matmul on our own
+ * SGEMM (k-sgemm.c) or OpenBLAS, whichever measured faster for the shape,
+ * their reference loops, and the threading helpers the other kernels
+ * share. */
 #include "config.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include <cblas.h>
 
 #include "k-nn.h"
+#include "k-sgemm.h"
 
 /* ---- threads ---- */
 
@@ -48,6 +51,20 @@ k_gemm_init(void)
 	pthread_once(&once, blas_single_thread);
 }
 
+static k_gemm_impl forced = K_GEMM_AUTO;
+
+void
+k_gemm_force(k_gemm_impl impl)
+{
+	forced = impl;
+}
+
+k_gemm_impl
+k_gemm_forced(void)
+{
+	return forced;
+}
+
 /* Whether every size fits the 32-bit integers of the BLAS interface (the
  * leading dimensions here are these sizes; offsets stay 64-bit). */
 static bool
@@ -70,6 +87,70 @@ k_fully_connected_ref(int64_t n, int64_t k, int64_t m, const float *x, const flo
 			y[i * m + j] = (float)sum;
 		}
 	}
+}
+
+/*
+ * Which products go to our SGEMM (K_GEMM_AUTO). A first rule, before the
+ * shape classes are measured: ours wherever the register tile can be
+ * filled; OpenBLAS keeps matrix-vector products (one row: a sample of a
+ * fully connected layer, or a vector operand of matmul) and products too
+ * small for packing to pay.
+ */
+#define OWN_MIN_ROWS 4
+#define OWN_MIN_WORK 32768.0 /* multiply-adds */
+
+static bool
+own_wins(int64_t m, int64_t n, int64_t k)
+{
+	if (forced != K_GEMM_AUTO)
+		return forced == K_GEMM_OWN;
+	return m >= OWN_MIN_ROWS && n >= OWN_MIN_ROWS && (double)m * (double)n * (double)k >= OWN_MIN_WORK;
+}
+
+/* The header of a packed weight matrix: which kernel packed it, for what. */
+typedef struct fc_packed_head {
+	uint32_t magic;
+	int32_t isa;
+	int64_t k, m;
+	int64_t reserved[5];
+} fc_packed_head;
+_Static_assert(sizeof(fc_packed_head) == 64, "the packed weights start 64 bytes in");
+#define FC_MAGIC 0x4b434650u /* "PFCK" */
+
+/* The product y = x . w^T as our SGEMM sees it: A is x, B is w^T, packed. */
+static k_sgemm_op
+fc_op(int64_t n, int64_t k, int64_t m, const float *x, const float *packed_w, const float *bias, float *y)
+{
+	return (k_sgemm_op){ .m = n, .n = m, .k = k, .a = { x, k, 1 }, .b_packed = packed_w, .c = y, .ldc = m,
+		             .col_bias = bias };
+}
+
+size_t
+k_fully_connected_packed_bytes(int64_t n, int64_t k, int64_t m)
+{
+	if (n <= 0 || m <= 0 || !own_wins(n, m, k))
+		return 0;
+	return sizeof(fc_packed_head) + k_sgemm_packed_b_bytes(k_gemm_kernel_now(), k, m);
+}
+
+void
+k_fully_connected_pack(int64_t k, int64_t m, const float *w, void *packed)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_now();
+	fc_packed_head *h = packed;
+	*h = (fc_packed_head){ .magic = FC_MAGIC, .isa = (int32_t)kr->isa, .k = k, .m = m };
+	k_matrix wt = { w, 1, k }; /* w^T: element (t, j) is w[j * k + t] */
+	k_sgemm_pack_b(kr, k, m, wt, (float *)(h + 1));
+}
+
+size_t
+k_fully_connected_scratch_bytes(int64_t n, int64_t k, int64_t m, int slots)
+{
+	static const float placeholder;
+	if (k_fully_connected_packed_bytes(n, k, m) == 0)
+		return 0;
+	k_sgemm_op op = fc_op(n, k, m, NULL, &placeholder, NULL, NULL);
+	return k_sgemm_parallel_scratch_bytes(k_gemm_kernel_now(), &op, slots);
 }
 
 typedef struct fc_args {
@@ -100,11 +181,18 @@ fc_range(void *arg, int64_t j0, int64_t j1)
 }
 
 void
-k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *w, const float *bias,
-                  float *y, const st_exec_ctx *ctx)
+k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *w, const void *packed,
+                  const float *bias, float *y, void *scratch, int slots, const st_exec_ctx *ctx)
 {
 	if (n <= 0 || m <= 0)
 		return;
+	if (packed != NULL) {
+		const fc_packed_head *h = packed;
+		assert(h->magic == FC_MAGIC && h->k == k && h->m == m);
+		k_sgemm_op op = fc_op(n, k, m, x, (const float *)(h + 1), bias, y);
+		k_sgemm_parallel(k_gemm_kernel_of((k_isa)h->isa), &op, scratch, slots, ctx);
+		return;
+	}
 	if (k == 0 || !blas_fits(n, k, m)) {
 		k_fully_connected_ref(n, k, m, x, w, bias, y);
 		return;
@@ -209,11 +297,100 @@ matmul_range(void *arg, int64_t t0, int64_t t1)
 	}
 }
 
+/* One product of the batch as our SGEMM sees it (the operands set later). */
+static k_sgemm_op
+matmul_op(const k_matmul_dims *g)
+{
+	return (k_sgemm_op){ .m = g->m, .n = g->n, .k = g->k, .a = { NULL, g->k, 1 }, .b = { NULL, g->n, 1 },
+		             .ldc = g->n };
+}
+
+size_t
+k_matmul_scratch_bytes(const k_matmul_dims *g, int slots)
+{
+	if (g->batch == 0 || g->m == 0 || g->n == 0 || !own_wins(g->m, g->n, g->k))
+		return 0;
+	k_sgemm_op op = matmul_op(g);
+	return k_sgemm_parallel_scratch_bytes(k_gemm_kernel_now(), &op, slots);
+}
+
+typedef struct own_matmul {
+	const k_matmul_dims *g;
+	const k_gemm_kernel *kr;
+	const float *a, *b;
+	float *out;
+	char *scratch;
+	size_t slot_bytes;
+	int64_t parts;  /* pieces of each product: blocks of column (or row) panels */
+	bool by_rows;
+	int64_t chunks, tasks;
+} own_matmul;
+
+/* Chunk c of the (batch entry, piece) tasks, on scratch slot c. */
+static void
+own_matmul_chunks(void *arg, int64_t c0, int64_t c1)
+{
+	const own_matmul *p = arg;
+	const k_matmul_dims *g = p->g;
+	int64_t panels = p->by_rows ? (g->m + p->kr->mr - 1) / p->kr->mr : (g->n + p->kr->nr - 1) / p->kr->nr;
+	for (int64_t c = c0; c < c1; c++) {
+		void *slot = p->scratch + (size_t)c * p->slot_bytes;
+		for (int64_t t = c * p->tasks / p->chunks; t < (c + 1) * p->tasks / p->chunks; t++) {
+			int64_t i = t / p->parts, part = t % p->parts, ao, bo;
+			k_matmul_offsets(g, i, &ao, &bo);
+			k_sgemm_op op = matmul_op(g);
+			op.a.data = p->a + ao;
+			op.b.data = p->b + bo;
+			op.c = p->out + i * g->m * g->n;
+			int64_t q0 = part * panels / p->parts, q1 = (part + 1) * panels / p->parts;
+			if (p->by_rows) {
+				int64_t r1 = q1 * p->kr->mr < g->m ? q1 * p->kr->mr : g->m;
+				k_sgemm_block(p->kr, &op, q0 * p->kr->mr, r1, 0, g->n, slot);
+			} else {
+				int64_t j1 = q1 * p->kr->nr < g->n ? q1 * p->kr->nr : g->n;
+				k_sgemm_block(p->kr, &op, 0, g->m, q0 * p->kr->nr, j1, slot);
+			}
+		}
+	}
+}
+
+/* Our SGEMM over the batch: each thread takes whole products while there
+ * are enough, and pieces of them otherwise. */
+static void
+matmul_own(const k_matmul_dims *g, const float *a, const float *b, float *out, void *scratch, int slots,
+           const st_exec_ctx *ctx)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_now();
+	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	if (threads > slots)
+		threads = slots;
+	if ((double)g->batch * (double)g->m * (double)g->n * (double)g->k < 262144.0)
+		threads = 1;
+	k_sgemm_op op = matmul_op(g);
+	own_matmul p = { .g = g, .kr = kr, .a = a, .b = b, .out = out, .scratch = scratch, .parts = 1 };
+	p.slot_bytes = k_sgemm_parallel_scratch_bytes(kr, &op, 1);
+	if (g->batch < threads) {
+		int64_t mp = (g->m + kr->mr - 1) / kr->mr, np = (g->n + kr->nr - 1) / kr->nr;
+		int64_t want = (threads + g->batch - 1) / g->batch;
+		p.by_rows = np < want && mp > np;
+		int64_t panels = p.by_rows ? mp : np;
+		p.parts = want < panels ? want : panels;
+	}
+	p.tasks = g->batch * p.parts;
+	p.chunks = p.tasks < threads ? p.tasks : (threads < 1 ? 1 : threads);
+	k_parallel_for(ctx, p.chunks, 1, own_matmul_chunks, &p);
+}
+
 void
-k_matmul(const k_matmul_dims *g, const float *a, const float *b, float *out, const st_exec_ctx *ctx)
+k_matmul(const k_matmul_dims *g, const float *a, const float *b, float *out, void *scratch, int slots,
+         const st_exec_ctx *ctx)
 {
 	if (g->batch == 0 || g->m == 0 || g->n == 0)
 		return;
+	if (own_wins(g->m, g->n, g->k)) {
+		matmul_own(g, a, b, out, scratch, slots, ctx);
+		return;
+	}
 	if (g->k == 0 || !blas_fits(g->m, g->k, g->n)) {
 		k_matmul_ref(g, a, b, out);
 		return;

@@ -1,0 +1,339 @@
+/*
+ * Strata's own SGEMM against OpenBLAS, and the convolutions on it against
+ * the im2col + OpenBLAS path they replace, measured side by side in one
+ * process (make bench-gemm; not part of make check). Both run on the
+ * engine's thread pool: OpenBLAS single-threaded per chunk, as Strata's
+ * kernels call it. Runs of the two alternate, so a busy machine slows both
+ * alike; each figure is a median.
+ *
+ * bench-gemm [--runs N] [--quick] [--isa LEVEL]
+ */
+#include "config.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "k-nn.h"
+#include "k-sgemm.h"
+#include "st-engine.h"
+
+/* FMA peak of one Zen 4 core measured by ../shared/research/perf-anchors.md
+ * (16 independent chains, zmm or ymm alike). */
+#define PEAK_PER_CORE 117.4
+
+static double
+now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int
+compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, compare_doubles);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void *
+xalloc(size_t bytes)
+{
+	void *p = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+	if (p == NULL) {
+		fprintf(stderr, "bench-gemm: out of memory\n");
+		exit(3);
+	}
+	return p;
+}
+
+static float *
+random_floats(int64_t n, unsigned seed)
+{
+	float *v = xalloc((size_t)n * sizeof *v);
+	for (int64_t i = 0; i < n; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		v[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+	}
+	return v;
+}
+
+/* ---- what is timed ---- */
+
+/* One way of doing the work, run by the timing loop. */
+typedef struct contender {
+	const char *name;
+	void (*run)(void *arg);
+	void *arg;
+	double *times; /* ms */
+} contender;
+
+/* Alternates the contenders for `runs` rounds after `warmup` rounds and
+ * leaves each one's median in ms in *out. */
+static void
+race(contender *c, int count, int warmup, int runs, double *out)
+{
+	for (int r = 0; r < warmup + runs; r++) {
+		for (int i = 0; i < count; i++) {
+			double t0 = now();
+			c[i].run(c[i].arg);
+			if (r >= warmup)
+				c[i].times[r - warmup] = (now() - t0) * 1e3;
+		}
+	}
+	for (int i = 0; i < count; i++)
+		out[i] = median(c[i].times, runs);
+}
+
+/* Ours: the product on one kernel over the pool. */
+typedef struct own_gemm {
+	const k_gemm_kernel *kr;
+	k_sgemm_op op;
+	void *scratch;
+	int slots;
+	const st_exec_ctx *ctx;
+} own_gemm;
+
+static void
+run_own(void *arg)
+{
+	own_gemm *g = arg;
+	k_sgemm_parallel(g->kr, &g->op, g->scratch, g->slots, g->ctx);
+}
+
+/* OpenBLAS: column blocks of C over the pool, one single-threaded call each. */
+typedef struct blas_gemm {
+	int64_t m, n, k;
+	const float *a, *b;
+	float *c;
+	int64_t chunks;
+	const st_exec_ctx *ctx;
+} blas_gemm;
+
+static void
+blas_range(void *arg, int64_t c0, int64_t c1)
+{
+	const blas_gemm *g = arg;
+	for (int64_t c = c0; c < c1; c++) {
+		int64_t j0 = c * g->n / g->chunks / 16 * 16, j1 = c + 1 == g->chunks ? g->n : (c + 1) * g->n / g->chunks / 16 * 16;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->m, (int)(j1 - j0), (int)g->k, 1.0f, g->a,
+		            (int)g->k, g->b + j0, (int)g->n, 0.0f, g->c + j0, (int)g->n);
+	}
+}
+
+static void
+run_blas(void *arg)
+{
+	blas_gemm *g = arg;
+	k_parallel_for(g->ctx, g->chunks, 1, blas_range, g);
+}
+
+/* A convolution through k_conv: the old path (OpenBLAS forced) or the new
+ * one (our SGEMM, filters packed beforehand). */
+typedef struct conv_run {
+	k_window w;
+	const float *x, *weights, *bias;
+	void *packed;
+	float *y;
+	void *scratch;
+	int slots;
+	const st_exec_ctx *ctx;
+} conv_run;
+
+static void
+run_conv_old(void *arg)
+{
+	conv_run *c = arg;
+	k_gemm_force(K_GEMM_OPENBLAS);
+	k_conv(&c->w, c->x, c->weights, c->bias, c->y, c->scratch, c->slots, c->ctx);
+	k_gemm_force(K_GEMM_AUTO);
+}
+
+static void
+run_conv_new(void *arg)
+{
+	conv_run *c = arg;
+	k_conv_packed(&c->w, c->x, c->weights, c->packed, c->bias, c->y, c->scratch, c->slots, c->ctx);
+}
+
+/* ---- the report ---- */
+
+static double
+max_difference(const float *a, const float *b, int64_t n, double *largest)
+{
+	double d = 0, big = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double e = fabs((double)a[i] - b[i]);
+		d = e > d ? e : d;
+		big = fabs(b[i]) > big ? fabs(b[i]) : big;
+	}
+	*largest = big;
+	return d;
+}
+
+typedef struct shape {
+	const char *what;
+	int64_t m, n, k;
+} shape;
+
+static void
+bench_gemm(const shape *s, int threads, st_exec_ctx *ctx, int runs)
+{
+	int64_t m = s->m, n = s->n, k = s->k;
+	float *a = random_floats(m * k, 1), *b = random_floats(k * n, 2);
+	float *c_blas = xalloc((size_t)(m * n) * sizeof(float));
+	const k_gemm_kernel *kernels[K_ISA_COUNT];
+	own_gemm own[K_ISA_COUNT];
+	contender c[K_ISA_COUNT + 1];
+	double times[K_ISA_COUNT + 1][256];
+	int count = 0;
+	for (int isa = K_ISA_COUNT - 1; isa >= K_ISA_AVX2; isa--) {
+		if (!k_cpu_isa_supported((k_isa)isa))
+			continue;
+		const k_gemm_kernel *kr = k_gemm_kernel_of((k_isa)isa);
+		kernels[count] = kr;
+		own[count] = (own_gemm){ .kr = kr, .slots = threads, .ctx = ctx };
+		own[count].op = (k_sgemm_op){ .m = m, .n = n, .k = k, .a = { a, k, 1 }, .b = { b, n, 1 },
+			                      .c = xalloc((size_t)(m * n) * sizeof(float)), .ldc = n };
+		own[count].scratch = xalloc(k_sgemm_parallel_scratch_bytes(kr, &own[count].op, threads));
+		c[count] = (contender){ k_cpu_isa_name((k_isa)isa), run_own, &own[count], times[count] };
+		count++;
+	}
+	blas_gemm bl = { m, n, k, a, b, c_blas, threads > 1 && n >= 64 ? threads : 1, ctx };
+	c[count] = (contender){ "openblas", run_blas, &bl, times[count] };
+	double med[K_ISA_COUNT + 1];
+	double flop = 2.0 * (double)m * (double)n * (double)k;
+	int warm = flop > 1e9 ? 2 : 5;
+	race(c, count + 1, warm, runs, med);
+	double gf_blas = flop / med[count] * 1e-6;
+	for (int i = 0; i < count; i++) {
+		double largest, diff = max_difference(own[i].op.c, c_blas, m * n, &largest);
+		double gf = flop / med[i] * 1e-6;
+		printf("| %-22s | %d | %-8s | %8.3f | %6.1f | %3.0f %% | %8.3f | %6.1f | %5.2f | %.1e |\n", s->what, threads,
+		       c[i].name, med[i], gf, 100.0 * gf / (PEAK_PER_CORE * threads), med[count], gf_blas,
+		       med[count] / med[i], diff / (largest > 0 ? largest : 1));
+		free(own[i].op.c);
+		free(own[i].scratch);
+	}
+	(void)kernels;
+	free(a), free(b), free(c_blas);
+}
+
+static void
+bench_conv(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs, double pytorch_ms)
+{
+	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
+	int64_t out = w->batch * w->out_channels * w->out[0] * w->out[1];
+	int64_t nw = w->out_channels * w->in_channels / w->groups * w->kernel[0] * w->kernel[1];
+	float *x = random_floats(in, 3), *weights = random_floats(nw, 4);
+	conv_run old = { .w = *w, .x = x, .weights = weights, .slots = threads, .ctx = ctx };
+	conv_run new = old;
+	k_gemm_force(K_GEMM_OPENBLAS);
+	old.scratch = xalloc(k_conv_scratch_bytes(w, threads));
+	k_gemm_force(K_GEMM_AUTO);
+	old.y = xalloc((size_t)out * sizeof(float));
+	new.y = xalloc((size_t)out * sizeof(float));
+	size_t packed_bytes = k_conv_packed_bytes(w);
+	new.packed = packed_bytes ? xalloc(packed_bytes) : NULL;
+	if (new.packed)
+		k_conv_pack(w, weights, new.packed);
+	new.scratch = xalloc(k_conv_packed_scratch_bytes(w, threads));
+	double t_old[256], t_new[256], med[2];
+	contender c[2] = { { "old", run_conv_old, &old, t_old }, { "new", run_conv_new, &new, t_new } };
+	race(c, 2, 5, runs, med);
+	double flop = 2.0 * (double)out * (double)(w->in_channels / w->groups) * (double)(w->kernel[0] * w->kernel[1]);
+	double largest, diff = max_difference(new.y, old.y, out, &largest);
+	double gf_new = flop / med[1] * 1e-6;
+	char torch[32] = "-";
+	if (pytorch_ms > 0)
+		snprintf(torch, sizeof torch, "%.2f", pytorch_ms);
+	printf("| %-26s | %d | %7.3f | %7.3f | %6.1f | %3.0f %% | %5.2f | %s | %.1e |\n", what, threads, med[0], med[1],
+	       gf_new, 100.0 * gf_new / (PEAK_PER_CORE * threads), med[0] / med[1], torch,
+	       diff / (largest > 0 ? largest : 1));
+	free(x), free(weights), free(old.y), free(new.y), free(old.scratch), free(new.scratch), free(new.packed);
+}
+
+static k_window
+conv2d(int64_t c, int64_t oc, int64_t hw, int64_t kernel, int64_t pad)
+{
+	k_window w = { .spatial = 2, .batch = 1, .in_channels = c, .out_channels = oc, .groups = 1 };
+	for (int i = 0; i < 2; i++) {
+		w.in[i] = hw;
+		w.kernel[i] = kernel;
+		w.stride[i] = w.dilation[i] = 1;
+		w.pad_begin[i] = w.pad_end[i] = pad;
+		w.out[i] = hw + 2 * pad - kernel + 1;
+	}
+	return w;
+}
+
+int
+main(int argc, char **argv)
+{
+	int runs = 21;
+	bool quick = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+			runs = atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--quick") == 0) {
+			quick = true;
+		} else if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc) {
+			k_isa isa;
+			if (k_cpu_isa_parse(argv[++i], &isa) != 0 || k_cpu_isa_force(isa) != 0) {
+				fprintf(stderr, "bench-gemm: this machine cannot run --isa %s\n", argv[i]);
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--isa avx512|avx2|portable]\n");
+			return 2;
+		}
+	}
+	if (runs < 1 || runs > 256)
+		runs = 21;
+	if (k_cpu_isa_note())
+		fprintf(stderr, "bench-gemm: %s\n", k_cpu_isa_note());
+	k_gemm_init();
+	printf("SIMD level: %s (best here: %s); FMA peak taken as %.1f GFLOP/s per core; median of %d runs\n\n",
+	       k_cpu_isa_name(k_cpu_isa()), k_cpu_isa_name(k_cpu_isa_best()), PEAK_PER_CORE, runs);
+	const shape shapes[] = {
+		{ "256^3", 256, 256, 256 },
+		{ "1024^3", 1024, 1024, 1024 },
+		{ "64x3136x576 (conv 3x3)", 64, 3136, 576 },
+		{ "64x3136x256 (conv 1x1)", 64, 3136, 256 },
+	};
+	st_pool *pools[2] = { st_pool_new(1), st_pool_new(2) };
+	st_exec_ctx ctxs[2];
+	st_pool_context(pools[0], &ctxs[0]);
+	st_pool_context(pools[1], &ctxs[1]);
+	printf("| SGEMM MxNxK | threads | ours | ms | GFLOP/s | of peak | OpenBLAS ms | GFLOP/s | speed-up | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		if (quick && shapes[s].m == 1024)
+			continue;
+		for (int t = 1; t <= 2; t++)
+			bench_gemm(&shapes[s], t, &ctxs[t - 1], shapes[s].m == 1024 ? (runs + 1) / 2 : runs);
+	}
+	printf("\n| convolution (1x C x 56 x 56) | threads | old ms | new ms | GFLOP/s | of peak | speed-up | PyTorch ms | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
+	k_window c3 = conv2d(64, 64, 56, 3, 1), c1 = conv2d(256, 64, 56, 1, 0);
+	/* PyTorch 1.13 (oneDNN) on this machine, perf-anchors.md. */
+	double torch3[2] = { 2.087, 1.076 };
+	for (int t = 1; t <= 2; t++)
+		bench_conv("3x3 64->64 pad 1", &c3, t, &ctxs[t - 1], runs, torch3[t - 1]);
+	for (int t = 1; t <= 2; t++)
+		bench_conv("1x1 256->64", &c1, t, &ctxs[t - 1], runs, 0);
+	st_pool_free(pools[0]);
+	st_pool_free(pools[1]);
+	return 0;
+}

@@ -1,0 +1,457 @@
+/*
+ * Convolutions as products on Strata's own SGEMM (k-sgemm.h). Per group,
+ * the filters are A (output channels x input channels·taps), packed once;
+ * B, whose columns are output positions, is never built whole:
+ *   - a 1x1 convolution with stride 1 and no padding reads the input planes
+ *     in place (B is X, channels by positions);
+ *   - a stride-1 convolution over one or two axes reads a padded copy of a
+ *     few input rows that each thread makes in its own slot. Its positions
+ *     are counted over the padded width, so that the tap (kh, kw) of every
+ *     position is the same shift of the copy and the micro-kernel reads B
+ *     rows at fixed offsets from it (the columns past the output width are
+ *     computed and dropped);
+ *   - the rest (strides, three axes) goes through a tile of im2col per
+ *     thread, small enough to stay in its L2.
+ * Threads share nothing they write: each takes a contiguous run of tasks
+ * (sample, group, block of positions, block of output channels) with its
+ * own slot.
+ */
+#include "config.h"
+
+#include <assert.h>
+#include <string.h>
+
+#include "k-conv-gemm.h"
+
+enum { SRC_POINTWISE, SRC_SHIFTED, SRC_IM2COL };
+
+/* Bytes of B source one thread keeps for a block (the padded rows or the
+ * im2col tile), read by every panel of filters in turn: half of the 1 MiB
+ * L2 of a Zen 4 core, the rest for the filters. */
+#define B_TARGET_BYTES (512 * 1024)
+
+/* The header of packed filters: which kernel packed them, and for what. */
+typedef struct packed_head {
+	uint32_t magic;
+	int32_t isa;
+	int64_t groups, out_per_group, depth;
+	int64_t group_floats; /* floats of one group's panels */
+	int64_t reserved[3];
+} packed_head;
+_Static_assert(sizeof(packed_head) == 64, "the packed filters start 64 bytes in");
+#define PACKED_MAGIC 0x4b435650u /* "PVCK" */
+
+typedef struct gplan {
+	k_geometry g;
+	const k_gemm_kernel *kr;
+	int source;
+	int64_t depth;            /* GEMM K: in_per_group x kernel_size */
+	int64_t block, blocks;    /* per plane: output rows (shifted) or positions per block */
+	int64_t mblock, mblocks;  /* output channels per block, a multiple of mr */
+	int64_t tasks;            /* batch x groups x blocks x mblocks */
+	int64_t wp;               /* shifted: the padded row, positions per output row */
+	int64_t span;             /* shifted: input rows one block reads */
+	int64_t pitch;            /* shifted: floats per channel of the copy; im2col: per row */
+	size_t off_floats, a_floats, b_floats, slot_floats;
+} gplan;
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t
+max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int64_t
+div_up(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static int64_t
+round_up(int64_t a, int64_t b)
+{
+	return div_up(a, b) * b;
+}
+
+static size_t
+line_floats(int64_t floats)
+{
+	return (size_t)round_up(floats, 16);
+}
+
+/* The positions a block of `rows` output rows spans in padded-row counting. */
+static int64_t
+shifted_positions(const gplan *p, int64_t rows)
+{
+	return (rows - 1) * p->wp + p->g.out[2];
+}
+
+/*
+ * Plans for `threads` threads: blocks sized for L2, then cut finer while
+ * there are fewer tasks than threads, first along the positions (as long
+ * as each block keeps two register tiles of them), then along the output
+ * channels. Returns false when the offsets would not fit 32 bits.
+ */
+static bool
+gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packed, gplan *p)
+{
+	*p = (gplan){ .g = *g, .kr = kr };
+	int64_t nr = kr->nr, mr = kr->mr, cg = g->in_per_group;
+	p->depth = cg * g->kernel_size;
+	bool unit = g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1;
+	bool unpadded = g->pad[0] == 0 && g->pad[1] == 0 && g->pad[2] == 0;
+	bool flat = g->in[0] == 1 && g->out[0] == 1 && g->kernel[0] == 1 && g->pad[0] == 0;
+	if (g->kernel_size == 1 && unit && unpadded && g->in_size == g->out_size)
+		p->source = SRC_POINTWISE;
+	else if (flat && g->stride[1] == 1 && g->stride[2] == 1)
+		p->source = SRC_SHIFTED;
+	else
+		p->source = SRC_IM2COL;
+	int64_t planes = g->batch * g->groups;
+	int64_t need = planes < threads ? div_up(threads, planes) : 1;
+	bool split_channels = false;
+	if (p->source == SRC_SHIFTED) {
+		p->wp = g->out[2] + (g->kernel[2] - 1) * g->dilation[2];
+		int64_t extra = (g->kernel[1] - 1) * g->dilation[1];
+		int64_t rows = B_TARGET_BYTES / (int64_t)sizeof(float) / max64(cg * p->wp, 1) - extra;
+		rows = min64(max64(rows, 1), g->out[1]);
+		if (need > 1) {
+			int64_t split = div_up(g->out[1], need);
+			if (shifted_positions(p, split) >= 2 * nr)
+				rows = min64(rows, split);
+			else
+				split_channels = true;
+		}
+		p->block = rows;
+		p->blocks = div_up(g->out[1], rows);
+		p->span = rows + extra;
+		p->pitch = p->span * p->wp;
+		/* Reads run up to a register tile past the last position. */
+		p->b_floats = line_floats(cg * p->pitch + nr + 16);
+		if (cg * p->pitch + nr + 16 > INT32_MAX)
+			p->source = SRC_IM2COL;
+	}
+	if (p->source != SRC_SHIFTED) {
+		int64_t per_position = p->source == SRC_POINTWISE ? cg : p->depth;
+		int64_t width = B_TARGET_BYTES / (int64_t)sizeof(float) / max64(per_position, 1) / nr * nr;
+		width = min64(max64(width, nr), round_up(g->out_size, nr));
+		if (need > 1) {
+			int64_t split = round_up(div_up(g->out_size, need), nr);
+			if (split >= 2 * nr)
+				width = min64(width, split);
+			else
+				split_channels = true;
+		}
+		p->block = width;
+		p->blocks = div_up(g->out_size, width);
+		if (p->source == SRC_POINTWISE) {
+			/* The last register tile of a plane comes packed from a copy. */
+			p->b_floats = line_floats(p->depth * nr);
+			if (cg * g->in_size > INT32_MAX)
+				return false;
+		} else {
+			p->pitch = width;
+			p->b_floats = line_floats(p->depth * width + nr + 16);
+			if (p->depth * width + nr + 16 > INT32_MAX)
+				return false;
+		}
+	}
+	p->mblocks = 1;
+	p->mblock = g->out_per_group;
+	if (split_channels || planes * p->blocks < threads) {
+		int64_t want = div_up(threads, planes * p->blocks);
+		p->mblocks = max64(1, min64(want, div_up(g->out_per_group, mr)));
+	}
+	p->mblock = round_up(div_up(g->out_per_group, p->mblocks), mr);
+	p->mblocks = div_up(g->out_per_group, p->mblock);
+	p->tasks = planes * p->blocks * p->mblocks;
+	p->off_floats = line_floats(p->depth); /* int32 offsets, as many as floats */
+	p->a_floats = packed ? 0 : line_floats(p->mblock * p->depth);
+	p->slot_floats = p->off_floats + p->a_floats + p->b_floats;
+	return true;
+}
+
+bool
+k_conv_gemm_fits(const k_geometry *g)
+{
+	gplan p;
+	return g->in_per_group > 0 && gplan_make(g, k_gemm_kernel_now(), 1, false, &p);
+}
+
+static int
+threads_used(int slots, const st_exec_ctx *ctx)
+{
+	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	if (threads > slots)
+		threads = slots;
+	return threads < 1 ? 1 : threads;
+}
+
+size_t
+k_conv_gemm_scratch_bytes(const k_geometry *g, int slots, bool packed)
+{
+	size_t most = 0;
+	for (int t = 1; t <= slots || t == 1; t++) {
+		gplan p;
+		if (!gplan_make(g, k_gemm_kernel_now(), t, packed, &p))
+			return 0;
+		size_t bytes = p.slot_floats * sizeof(float) * (size_t)t;
+		most = bytes > most ? bytes : most;
+	}
+	return most;
+}
+
+/* ---- packed filters ---- */
+
+static int64_t
+group_floats(const k_gemm_kernel *kr, const k_geometry *g)
+{
+	return (int64_t)(k_sgemm_packed_a_bytes(kr, g->out_per_group, g->in_per_group * g->kernel_size) /
+	                 sizeof(float));
+}
+
+size_t
+k_conv_gemm_packed_bytes(const k_geometry *g)
+{
+	return sizeof(packed_head) + (size_t)(g->groups * group_floats(k_gemm_kernel_now(), g)) * sizeof(float);
+}
+
+void
+k_conv_gemm_pack(const k_geometry *g, const float *weights, void *packed)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_now();
+	int64_t depth = g->in_per_group * g->kernel_size;
+	packed_head *h = packed;
+	*h = (packed_head){ .magic = PACKED_MAGIC, .isa = (int32_t)kr->isa, .groups = g->groups,
+		            .out_per_group = g->out_per_group, .depth = depth,
+		            .group_floats = group_floats(kr, g) };
+	float *data = (float *)(h + 1);
+	for (int64_t grp = 0; grp < g->groups; grp++) {
+		k_matrix a = { weights + grp * g->out_per_group * depth, depth, 1 };
+		k_sgemm_pack_a(kr, g->out_per_group, depth, a, data + grp * h->group_floats);
+	}
+}
+
+/* ---- B sources ---- */
+
+/* Rows [r0, r0 + p->span) of the padded input of one group (rows and
+ * columns outside the input are zero), channel after channel, p->pitch
+ * floats apart; then the slack that reads past the last position touch. */
+static void
+pad_rows(const gplan *p, const float *x, int64_t r0, float *dst)
+{
+	const k_geometry *g = &p->g;
+	int64_t w = g->in[2], left = g->pad[2];
+	int64_t copy = min64(w, p->wp - left); /* the input columns that land inside */
+	for (int64_t c = 0; c < g->in_per_group; c++) {
+		const float *plane = x + c * g->in_size;
+		for (int64_t r = 0; r < p->span; r++) {
+			float *row = dst + c * p->pitch + r * p->wp;
+			int64_t ih = r0 - g->pad[1] + r;
+			if (ih < 0 || ih >= g->in[1] || copy <= 0) {
+				memset(row, 0, (size_t)p->wp * sizeof *row);
+				continue;
+			}
+			memset(row, 0, (size_t)min64(left, p->wp) * sizeof *row);
+			memcpy(row + left, plane + ih * w, (size_t)copy * sizeof *row);
+			memset(row + left + copy, 0, (size_t)(p->wp - left - copy) * sizeof *row);
+		}
+	}
+	memset(dst + g->in_per_group * p->pitch, 0, (size_t)(p->kr->nr + 16) * sizeof *dst);
+}
+
+/* Offsets of B's rows (c, kd, kh, kw) from a position's base. */
+static void
+fill_offsets(const gplan *p, int32_t *off)
+{
+	const k_geometry *g = &p->g;
+	int64_t t = 0;
+	for (int64_t c = 0; c < g->in_per_group; c++)
+		for (int64_t kd = 0; kd < g->kernel[0]; kd++)
+			for (int64_t kh = 0; kh < g->kernel[1]; kh++)
+				for (int64_t kw = 0; kw < g->kernel[2]; kw++, t++) {
+					if (p->source == SRC_POINTWISE)
+						off[t] = (int32_t)(c * g->in_size);
+					else if (p->source == SRC_SHIFTED)
+						off[t] = (int32_t)(c * p->pitch + kh * g->dilation[1] * p->wp +
+						                   kw * g->dilation[2]);
+					else
+						off[t] = (int32_t)(t * p->pitch);
+				}
+}
+
+/*
+ * A shifted tile: positions [p0, p0 + cols) of the block starting at output
+ * row r0 go, those that fall inside the output width, to their places; the
+ * padded columns are dropped. out is the tile's first output channel.
+ */
+static void
+store_shifted(const gplan *p, const k_tile *t, int rows, int64_t p0, int64_t cols, int64_t r0, float *out,
+              const float *bias)
+{
+	const k_gemm_kernel *kr = p->kr;
+	int64_t wo = p->g.out[2], plane = p->g.out_size;
+	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
+	k_tile u = *t;
+	u.c = buf;
+	u.ldc = kr->nr;
+	u.load_c = false;
+	u.row_bias = u.col_bias = NULL;
+	kr->tile(&u);
+	for (int64_t q = p0; q < p0 + cols;) {
+		int64_t row = q / p->wp, col = q % p->wp;
+		int64_t end = min64(p0 + cols, row * p->wp + wo);
+		if (col < wo) {
+			const float *src = buf + (q - p0);
+			float *dst = out + (r0 + row) * wo + col;
+			for (int r = 0; r < rows; r++) {
+				float add = bias ? bias[r] : 0.0f;
+				const float *s = src + r * kr->nr;
+				float *d = dst + r * plane;
+				for (int64_t j = 0; j < end - q; j++)
+					d[j] = s[j] + add;
+			}
+		}
+		q = (row + 1) * p->wp;
+	}
+}
+
+/* ---- running ---- */
+
+typedef struct gargs {
+	const gplan *p;
+	const float *x, *weights, *bias;
+	const packed_head *packed;
+	float *y;
+	char *scratch;
+	int64_t chunks;
+} gargs;
+
+/* Tasks [t0, t1) on one slot: B's source is made again only when the
+ * block changes, the filters (when not pre-packed) when their group or
+ * channel block does. */
+static void
+gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
+{
+	const gplan *p = a->p;
+	const k_geometry *g = &p->g;
+	const k_gemm_kernel *kr = p->kr;
+	int64_t mr = kr->mr, nr = kr->nr, depth = p->depth;
+	int32_t *off = (int32_t *)slot;
+	float *a_buf = slot + p->off_floats, *b_buf = a_buf + p->a_floats;
+	fill_offsets(p, off);
+	int64_t have_b = -1, have_a = -1;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t mb = t % p->mblocks, field = t / p->mblocks;
+		int64_t blk = field % p->blocks, plane = field / p->blocks;
+		int64_t n = plane / g->groups, grp = plane % g->groups;
+		int64_t m0 = mb * p->mblock, m1 = min64(m0 + p->mblock, g->out_per_group);
+		const float *x = a->x + (n * g->in_channels + grp * g->in_per_group) * g->in_size;
+		float *out = a->y + (n * g->out_channels + grp * g->out_per_group) * g->out_size;
+		const float *bias = a->bias ? a->bias + grp * g->out_per_group : NULL;
+		/* Filters: panel (i - m0) / mr of a_base holds rows i.. of the group. */
+		const float *a_base;
+		if (a->packed) {
+			a_base = (const float *)(a->packed + 1) + grp * a->packed->group_floats + m0 / mr * depth * mr;
+		} else {
+			if (have_a != grp * p->mblocks + mb) {
+				k_matrix w = { a->weights + grp * g->out_per_group * depth, depth, 1 };
+				k_sgemm_pack_a_block(kr, w, g->out_per_group, m0, m1 - m0, 0, depth, a_buf);
+				have_a = grp * p->mblocks + mb;
+			}
+			a_base = a_buf;
+		}
+		/* B: its base, the positions of the block, where they go. */
+		int64_t first = blk * p->block, positions, r0 = 0;
+		const float *b_base;
+		bool tail_packed = false;
+		if (p->source == SRC_SHIFTED) {
+			r0 = first;
+			int64_t rows = min64(p->block, g->out[1] - r0);
+			positions = shifted_positions(p, rows);
+			if (have_b != field)
+				pad_rows(p, x, r0, b_buf);
+			b_base = b_buf;
+		} else {
+			positions = min64(p->block, g->out_size - first);
+			if (p->source == SRC_POINTWISE) {
+				b_base = x + first;
+				if (positions % nr != 0 && have_b != field) {
+					int64_t last = positions / nr * nr;
+					k_matrix xm = { x, g->in_size, 1 };
+					k_sgemm_pack_b_block(kr, xm, g->out_size, first + last, positions - last, 0, depth,
+					                     b_buf);
+				}
+				tail_packed = true;
+			} else {
+				if (have_b != field)
+					k_im2col(g, x, first, first + positions, p->pitch, b_buf);
+				b_base = b_buf;
+			}
+		}
+		have_b = field;
+		bool dense = p->source != SRC_SHIFTED || p->wp == g->out[2];
+		for (int64_t i = m0; i < m1; i += mr) {
+			int rows = (int)min64(mr, m1 - i);
+			k_tile tile = { .depth = depth, .a = a_base + (i - m0) / mr * depth * mr, .b_offsets = off };
+			const float *row_bias = bias ? bias + i : NULL;
+			for (int64_t q = 0; q < positions; q += nr) {
+				int cols = (int)min64(nr, positions - q);
+				tile.b = b_base + q;
+				tile.b_offsets = off;
+				if (tail_packed && cols < nr) {
+					tile.b = b_buf;
+					tile.b_offsets = NULL;
+				}
+				if (!dense) {
+					store_shifted(p, &tile, rows, q, cols, r0, out + i * g->out_size, row_bias);
+					continue;
+				}
+				tile.c = out + i * g->out_size + (p->source == SRC_SHIFTED ? r0 * g->out[2] : first) + q;
+				tile.ldc = g->out_size;
+				tile.row_bias = row_bias;
+				if (rows == mr && cols == nr)
+					kr->tile(&tile);
+				else
+					k_gemm_tile_part(kr, &tile, rows, cols);
+			}
+		}
+	}
+}
+
+static void
+gemm_chunks(void *arg, int64_t c0, int64_t c1)
+{
+	const gargs *a = arg;
+	for (int64_t c = c0; c < c1; c++) {
+		int64_t t0 = c * a->p->tasks / a->chunks, t1 = (c + 1) * a->p->tasks / a->chunks;
+		gemm_tasks(a, t0, t1, (float *)(a->scratch + (size_t)c * a->p->slot_floats * sizeof(float)));
+	}
+}
+
+void
+k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const void *packed, const float *bias,
+            float *y, void *scratch, int slots, const st_exec_ctx *ctx)
+{
+	const packed_head *h = packed;
+	const k_gemm_kernel *kr = k_gemm_kernel_now();
+	if (h != NULL) {
+		assert(h->magic == PACKED_MAGIC && h->groups == g->groups && h->out_per_group == g->out_per_group &&
+		       h->depth == g->in_per_group * g->kernel_size);
+		kr = k_gemm_kernel_of((k_isa)h->isa);
+	}
+	int threads = threads_used(slots, ctx);
+	gplan p;
+	bool ok = gplan_make(g, kr, threads, h != NULL, &p);
+	assert(ok);
+	(void)ok;
+	gargs a = { .p = &p, .x = x, .weights = weights, .bias = bias, .packed = h, .y = y, .scratch = scratch };
+	a.chunks = min64(p.tasks, threads);
+	k_parallel_for(ctx, a.chunks, 1, gemm_chunks, &a);
+}
