@@ -6,7 +6,9 @@
  * kernels call it. Runs of the two alternate, so a busy machine slows both
  * alike; each figure is a median.
  *
- * bench-gemm [--runs N] [--quick] [--isa LEVEL]
+ * bench-gemm [--runs N] [--quick] [--resnet] [--isa LEVEL]
+ *   --quick   leaves out 1024^3
+ *   --resnet  adds every convolution shape of ResNet-18
  */
 #include "config.h"
 
@@ -265,29 +267,73 @@ bench_conv(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, i
 }
 
 static k_window
-conv2d(int64_t c, int64_t oc, int64_t hw, int64_t kernel, int64_t pad)
+conv2d_strided(int64_t c, int64_t oc, int64_t hw, int64_t kernel, int64_t stride, int64_t pad)
 {
 	k_window w = { .spatial = 2, .batch = 1, .in_channels = c, .out_channels = oc, .groups = 1 };
 	for (int i = 0; i < 2; i++) {
 		w.in[i] = hw;
 		w.kernel[i] = kernel;
-		w.stride[i] = w.dilation[i] = 1;
+		w.stride[i] = stride;
+		w.dilation[i] = 1;
 		w.pad_begin[i] = w.pad_end[i] = pad;
-		w.out[i] = hw + 2 * pad - kernel + 1;
+		w.out[i] = (hw + 2 * pad - kernel) / stride + 1;
 	}
 	return w;
+}
+
+static k_window
+conv2d(int64_t c, int64_t oc, int64_t hw, int64_t kernel, int64_t pad)
+{
+	return conv2d_strided(c, oc, hw, kernel, 1, pad);
+}
+
+/* Every convolution shape of ResNet-18 at 224 x 224, with how often it
+ * occurs. */
+static void
+bench_resnet(st_exec_ctx *ctxs, int runs)
+{
+	static const struct {
+		const char *what;
+		int64_t c, oc, hw, kernel, stride, pad;
+		int times;
+	} convs[] = {
+		{ "conv1 7x7/2 3->64 @224", 3, 64, 224, 7, 2, 3, 1 },
+		{ "3x3 64->64 @56", 64, 64, 56, 3, 1, 1, 4 },
+		{ "3x3/2 64->128 @56", 64, 128, 56, 3, 2, 1, 1 },
+		{ "1x1/2 64->128 @56", 64, 128, 56, 1, 2, 0, 1 },
+		{ "3x3 128->128 @28", 128, 128, 28, 3, 1, 1, 3 },
+		{ "3x3/2 128->256 @28", 128, 256, 28, 3, 2, 1, 1 },
+		{ "1x1/2 128->256 @28", 128, 256, 28, 1, 2, 0, 1 },
+		{ "3x3 256->256 @14", 256, 256, 14, 3, 1, 1, 3 },
+		{ "3x3/2 256->512 @14", 256, 512, 14, 3, 2, 1, 1 },
+		{ "1x1/2 256->512 @14", 256, 512, 14, 1, 2, 0, 1 },
+		{ "3x3 512->512 @7", 512, 512, 7, 3, 1, 1, 3 },
+	};
+	printf("\n| ResNet-18 convolution (x times) | threads | old ms | new ms | GFLOP/s | of peak | speed-up | PyTorch ms | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
+	for (int t = 1; t <= 2; t++) {
+		for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+			char what[64];
+			snprintf(what, sizeof what, "%s (x%d)", convs[i].what, convs[i].times);
+			k_window w = conv2d_strided(convs[i].c, convs[i].oc, convs[i].hw, convs[i].kernel, convs[i].stride,
+			                            convs[i].pad);
+			bench_conv(what, &w, t, &ctxs[t - 1], runs, 0);
+		}
+	}
 }
 
 int
 main(int argc, char **argv)
 {
 	int runs = 21;
-	bool quick = false;
+	bool quick = false, resnet = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
 			runs = atoi(argv[++i]);
 		} else if (strcmp(argv[i], "--quick") == 0) {
 			quick = true;
+		} else if (strcmp(argv[i], "--resnet") == 0) {
+			resnet = true;
 		} else if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc) {
 			k_isa isa;
 			if (k_cpu_isa_parse(argv[++i], &isa) != 0 || k_cpu_isa_force(isa) != 0) {
@@ -295,7 +341,7 @@ main(int argc, char **argv)
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--isa avx512|avx2|portable]\n");
+			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--resnet] [--isa avx512|avx2|portable]\n");
 			return 2;
 		}
 	}
@@ -333,6 +379,8 @@ main(int argc, char **argv)
 		bench_conv("3x3 64->64 pad 1", &c3, t, &ctxs[t - 1], runs, torch3[t - 1]);
 	for (int t = 1; t <= 2; t++)
 		bench_conv("1x1 256->64", &c1, t, &ctxs[t - 1], runs, 0);
+	if (resnet)
+		bench_resnet(ctxs, runs);
 	st_pool_free(pools[0]);
 	st_pool_free(pools[1]);
 	return 0;
