@@ -6,9 +6,12 @@
  * kernels call it. Runs of the two alternate, so a busy machine slows both
  * alike; each figure is a median.
  *
- * bench-gemm [--runs N] [--quick] [--resnet] [--isa LEVEL]
+ * bench-gemm [--runs N] [--quick] [--resnet] [--classes] [--cpu-time] [--isa LEVEL]
  *   --quick   leaves out 1024^3
  *   --resnet  adds every convolution shape of ResNet-18
+ *   --classes adds fully connected and matmul shape classes, ours and
+ *             OpenBLAS through their kernels, and which one the rule picks
+ *   --cpu-time  one-thread figures in thread CPU time (for a busy machine)
  */
 #include "config.h"
 
@@ -27,11 +30,17 @@
  * (16 independent chains, zmm or ymm alike). */
 #define PEAK_PER_CORE 117.4
 
+/* With --cpu-time, one-thread figures are the calling thread's CPU time,
+ * which a busy machine does not inflate by preempting it (the work all
+ * runs on that thread); two-thread figures are always wall time. */
+static bool cpu_time;
+static int timing_threads;
+
 static double
 now(void)
 {
 	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(cpu_time && timing_threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
@@ -169,8 +178,6 @@ run_conv_new(void *arg)
 	k_conv_packed(&c->w, c->x, c->weights, c->packed, c->bias, c->y, c->scratch, c->slots, c->ctx);
 }
 
-/* ---- the report ---- */
-
 static double
 max_difference(const float *a, const float *b, int64_t n, double *largest)
 {
@@ -183,6 +190,125 @@ max_difference(const float *a, const float *b, int64_t n, double *largest)
 	*largest = big;
 	return d;
 }
+
+/* Fully connected and matmul through their kernels, with the GEMM forced:
+ * the measurements behind own_wins in k-gemm.c. */
+typedef struct product_run {
+	k_gemm_impl impl;
+	bool fc;
+	int64_t n, k, m;     /* fully connected */
+	k_matmul_dims g;     /* matmul */
+	const float *x, *w, *b;
+	void *packed;
+	float *y;
+	void *scratch;
+	int slots;
+	const st_exec_ctx *ctx;
+} product_run;
+
+static void
+run_product(void *arg)
+{
+	product_run *p = arg;
+	k_gemm_force(p->impl);
+	if (p->fc)
+		k_fully_connected(p->n, p->k, p->m, p->x, p->w, p->packed, NULL, p->y, p->scratch, p->slots, p->ctx);
+	else
+		k_matmul(&p->g, p->x, p->w, p->y, p->scratch, p->slots, p->ctx);
+	k_gemm_force(K_GEMM_AUTO);
+}
+
+/* One product class: fully connected n x k -> m (fc), or matmul of batch
+ * m x k by k x n. Prints ours and OpenBLAS, and which the rule picks. */
+static void
+bench_product(const char *what, bool fc, int64_t batch, int64_t m, int64_t k, int64_t n, int threads,
+              st_exec_ctx *ctx, int runs)
+{
+	product_run r[2];
+	float *x, *w;
+	int64_t out;
+	k_matmul_dims g = { 0 };
+	if (fc) {
+		x = random_floats(m * k, 5);
+		w = random_floats(n * k, 6);
+		out = m * n;
+	} else {
+		st_shape as = { .dtype = ST_DTYPE_FLOAT32, .rank = 3, .dims = { batch, m, k } };
+		st_shape bs = { .dtype = ST_DTYPE_FLOAT32, .rank = 3, .dims = { batch, k, n } };
+		k_matmul_dims_make(&as, &bs, &g);
+		x = random_floats(batch * m * k, 5);
+		w = random_floats(batch * k * n, 6);
+		out = batch * m * n;
+	}
+	for (int i = 0; i < 2; i++) {
+		k_gemm_impl impl = i == 0 ? K_GEMM_OWN : K_GEMM_OPENBLAS;
+		r[i] = (product_run){ .impl = impl, .fc = fc, .n = m, .k = k, .m = n, .g = g, .x = x, .w = w,
+			              .slots = threads, .ctx = ctx };
+		k_gemm_force(impl);
+		if (fc) {
+			size_t bytes = k_fully_connected_packed_bytes(m, k, n);
+			if (bytes) {
+				r[i].packed = xalloc(bytes);
+				k_fully_connected_pack(m, k, n, w, r[i].packed);
+			}
+			r[i].scratch = xalloc(k_fully_connected_scratch_bytes(m, k, n, threads));
+		} else {
+			r[i].scratch = xalloc(k_matmul_scratch_bytes(&g, threads));
+		}
+		r[i].y = xalloc((size_t)out * sizeof(float));
+	}
+	k_gemm_force(K_GEMM_AUTO);
+	bool picks_own = fc ? k_fully_connected_packed_bytes(m, k, n) > 0 : k_matmul_scratch_bytes(&g, 1) > 0;
+	double t_own[256], t_blas[256], med[2];
+	contender c[2] = { { "own", run_product, &r[0], t_own }, { "openblas", run_product, &r[1], t_blas } };
+	timing_threads = threads;
+	double flop = 2.0 * (double)batch * (double)m * (double)k * (double)n;
+	race(c, 2, 3, flop > 1e9 ? (runs + 1) / 2 : runs, med);
+	double largest, diff = max_difference(r[0].y, r[1].y, out, &largest);
+	printf("| %-30s | %d | %8.4f | %6.1f | %8.4f | %6.1f | %5.2f | %s | %.1e |\n", what, threads, med[0],
+	       flop / med[0] * 1e-6, med[1], flop / med[1] * 1e-6, med[1] / med[0], picks_own ? "ours" : "OpenBLAS",
+	       diff / (largest > 0 ? largest : 1));
+	for (int i = 0; i < 2; i++)
+		free(r[i].packed), free(r[i].scratch), free(r[i].y);
+	free(x), free(w);
+}
+
+static void
+bench_classes(st_exec_ctx *ctxs, int runs)
+{
+	static const struct {
+		const char *what;
+		bool fc;
+		int64_t batch, m, k, n; /* fc: m samples of k features to n outputs */
+	} classes[] = {
+		{ "fc 1x512 -> 1000", true, 1, 1, 512, 1000 },
+		{ "fc 2x512 -> 1000", true, 1, 2, 512, 1000 },
+		{ "fc 4x512 -> 1000", true, 1, 4, 512, 1000 },
+		{ "fc 8x512 -> 1000", true, 1, 8, 512, 1000 },
+		{ "fc 32x2048 -> 1000", true, 1, 32, 2048, 1000 },
+		{ "fc 128x1024 -> 1024", true, 1, 128, 1024, 1024 },
+		{ "fc 16x64 -> 10", true, 1, 16, 64, 10 },
+		{ "fc 1x4096 -> 4096", true, 1, 1, 4096, 4096 },
+		{ "matmul 1 x (1x512 . 512x512)", false, 1, 1, 512, 512 },
+		{ "matmul 1 x (4x16 . 16x4)", false, 1, 4, 16, 4 },
+		{ "matmul 8 x (64x64 . 64x64)", false, 8, 64, 64, 64 },
+		{ "matmul 12 x (197x64 . 64x197)", false, 12, 197, 64, 197 },
+		{ "matmul 12 x (197x197 . 197x64)", false, 12, 197, 197, 64 },
+		{ "matmul 1 x (256x256 . 256x256)", false, 1, 256, 256, 256 },
+		{ "matmul 1 x (3136x64 . 64x64)", false, 1, 3136, 64, 64 },
+		{ "matmul 1 x (1024^3)", false, 1, 1024, 1024, 1024 },
+	};
+	printf("\n| product class | threads | ours ms | GFLOP/s | OpenBLAS ms | GFLOP/s | speed-up | rule picks | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
+	for (int t = 1; t <= 2; t++) {
+		for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
+			bench_product(classes[i].what, classes[i].fc, classes[i].batch, classes[i].m, classes[i].k,
+			              classes[i].n, t, &ctxs[t - 1], runs);
+	}
+}
+
+/* ---- the report ---- */
+
 
 typedef struct shape {
 	const char *what;
@@ -216,6 +342,7 @@ bench_gemm(const shape *s, int threads, st_exec_ctx *ctx, int runs)
 	c[count] = (contender){ "openblas", run_blas, &bl, times[count] };
 	double med[K_ISA_COUNT + 1];
 	double flop = 2.0 * (double)m * (double)n * (double)k;
+	timing_threads = threads;
 	int warm = flop > 1e9 ? 2 : 5;
 	race(c, count + 1, warm, runs, med);
 	double gf_blas = flop / med[count] * 1e-6;
@@ -253,6 +380,7 @@ bench_conv(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, i
 	new.scratch = xalloc(k_conv_packed_scratch_bytes(w, threads));
 	double t_old[256], t_new[256], med[2];
 	contender c[2] = { { "old", run_conv_old, &old, t_old }, { "new", run_conv_new, &new, t_new } };
+	timing_threads = threads;
 	race(c, 2, 5, runs, med);
 	double flop = 2.0 * (double)out * (double)(w->in_channels / w->groups) * (double)(w->kernel[0] * w->kernel[1]);
 	double largest, diff = max_difference(new.y, old.y, out, &largest);
@@ -326,7 +454,7 @@ int
 main(int argc, char **argv)
 {
 	int runs = 21;
-	bool quick = false, resnet = false;
+	bool quick = false, resnet = false, classes = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
 			runs = atoi(argv[++i]);
@@ -334,6 +462,10 @@ main(int argc, char **argv)
 			quick = true;
 		} else if (strcmp(argv[i], "--resnet") == 0) {
 			resnet = true;
+		} else if (strcmp(argv[i], "--classes") == 0) {
+			classes = true;
+		} else if (strcmp(argv[i], "--cpu-time") == 0) {
+			cpu_time = true;
 		} else if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc) {
 			k_isa isa;
 			if (k_cpu_isa_parse(argv[++i], &isa) != 0 || k_cpu_isa_force(isa) != 0) {
@@ -341,7 +473,7 @@ main(int argc, char **argv)
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--resnet] [--isa avx512|avx2|portable]\n");
+			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--resnet] [--classes] [--cpu-time] [--isa avx512|avx2|portable]\n");
 			return 2;
 		}
 	}
@@ -350,8 +482,9 @@ main(int argc, char **argv)
 	if (k_cpu_isa_note())
 		fprintf(stderr, "bench-gemm: %s\n", k_cpu_isa_note());
 	k_gemm_init();
-	printf("SIMD level: %s (best here: %s); FMA peak taken as %.1f GFLOP/s per core; median of %d runs\n\n",
-	       k_cpu_isa_name(k_cpu_isa()), k_cpu_isa_name(k_cpu_isa_best()), PEAK_PER_CORE, runs);
+	printf("SIMD level: %s (best here: %s); FMA peak taken as %.1f GFLOP/s per core; median of %d runs%s\n\n",
+	       k_cpu_isa_name(k_cpu_isa()), k_cpu_isa_name(k_cpu_isa_best()), PEAK_PER_CORE, runs,
+	       cpu_time ? "; one thread in CPU time" : "");
 	const shape shapes[] = {
 		{ "256^3", 256, 256, 256 },
 		{ "1024^3", 1024, 1024, 1024 },
@@ -381,6 +514,8 @@ main(int argc, char **argv)
 		bench_conv("1x1 256->64", &c1, t, &ctxs[t - 1], runs, 0);
 	if (resnet)
 		bench_resnet(ctxs, runs);
+	if (classes)
+		bench_classes(ctxs, runs);
 	st_pool_free(pools[0]);
 	st_pool_free(pools[1]);
 	return 0;

@@ -34,9 +34,10 @@ enum { SRC_POINTWISE, SRC_SHIFTED, SRC_IM2COL };
 typedef struct packed_head {
 	uint32_t magic;
 	int32_t isa;
+	int64_t nr;           /* which of the level's kernels: the width of its tile */
 	int64_t groups, out_per_group, depth;
 	int64_t group_floats; /* floats of one group's panels */
-	int64_t reserved[3];
+	int64_t reserved[2];
 } packed_head;
 _Static_assert(sizeof(packed_head) == 64, "the packed filters start 64 bytes in");
 #define PACKED_MAGIC 0x4b435650u /* "PVCK" */
@@ -121,6 +122,7 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 		int64_t extra = (g->kernel[1] - 1) * g->dilation[1];
 		int64_t rows = B_TARGET_BYTES / (int64_t)sizeof(float) / max64(cg * p->wp, 1) - extra;
 		rows = min64(max64(rows, 1), g->out[1]);
+		rows = div_up(g->out[1], div_up(g->out[1], rows));
 		if (need > 1) {
 			int64_t split = div_up(g->out[1], need);
 			if (shifted_positions(p, split) >= 2 * nr)
@@ -141,6 +143,8 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 		int64_t per_position = p->source == SRC_POINTWISE ? cg : p->depth;
 		int64_t width = B_TARGET_BYTES / (int64_t)sizeof(float) / max64(per_position, 1) / nr * nr;
 		width = min64(max64(width, nr), round_up(g->out_size, nr));
+		/* Blocks of even width, so that the last is not a sliver. */
+		width = round_up(div_up(g->out_size, div_up(g->out_size, width)), nr);
 		if (need > 1) {
 			int64_t split = round_up(div_up(g->out_size, need), nr);
 			if (split >= 2 * nr)
@@ -177,6 +181,38 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 	return true;
 }
 
+/* The share of the work a kernel's tiles would do that is real, planned
+ * for one thread: output channels rounded up to whole panels, positions
+ * (with the padded columns of the shifted source) to whole tiles. */
+static double
+tile_use(const k_geometry *g, const k_gemm_kernel *kr)
+{
+	gplan p;
+	if (!gplan_make(g, kr, 1, true, &p))
+		return 0.0;
+	double computed = 0.0;
+	for (int64_t b = 0; b < p.blocks; b++) {
+		int64_t positions = p.source == SRC_SHIFTED ? shifted_positions(&p, min64(p.block, g->out[1] - b * p.block))
+		                                            : min64(p.block, g->out_size - b * p.block);
+		computed += (double)round_up(positions, kr->nr);
+	}
+	return (double)g->out_size / computed * (double)g->out_per_group /
+	       (double)round_up(g->out_per_group, kr->mr);
+}
+
+/* Level isa's kernel for this convolution: its narrow variant when that
+ * wastes clearly less (small images), the main one otherwise. */
+static const k_gemm_kernel *
+conv_kernel(const k_geometry *g, k_isa isa)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_of(isa);
+	if (kr == NULL)
+		kr = &k_gemm_kernel_portable;
+	if (kr->narrow != NULL && tile_use(g, kr->narrow) > 1.05 * tile_use(g, kr))
+		return kr->narrow;
+	return kr;
+}
+
 bool
 k_conv_gemm_fits(const k_geometry *g)
 {
@@ -199,7 +235,7 @@ k_conv_gemm_scratch_bytes(const k_geometry *g, int slots, bool packed)
 	size_t most = 0;
 	for (int t = 1; t <= slots || t == 1; t++) {
 		gplan p;
-		if (!gplan_make(g, k_gemm_kernel_now(), t, packed, &p))
+		if (!gplan_make(g, conv_kernel(g, k_cpu_isa()), t, packed, &p))
 			return 0;
 		size_t bytes = p.slot_floats * sizeof(float) * (size_t)t;
 		most = bytes > most ? bytes : most;
@@ -219,16 +255,17 @@ group_floats(const k_gemm_kernel *kr, const k_geometry *g)
 size_t
 k_conv_gemm_packed_bytes(const k_geometry *g)
 {
-	return sizeof(packed_head) + (size_t)(g->groups * group_floats(k_gemm_kernel_now(), g)) * sizeof(float);
+	const k_gemm_kernel *kr = conv_kernel(g, k_cpu_isa());
+	return sizeof(packed_head) + (size_t)(g->groups * group_floats(kr, g)) * sizeof(float);
 }
 
 void
 k_conv_gemm_pack(const k_geometry *g, const float *weights, void *packed)
 {
-	const k_gemm_kernel *kr = k_gemm_kernel_now();
+	const k_gemm_kernel *kr = conv_kernel(g, k_cpu_isa());
 	int64_t depth = g->in_per_group * g->kernel_size;
 	packed_head *h = packed;
-	*h = (packed_head){ .magic = PACKED_MAGIC, .isa = (int32_t)kr->isa, .groups = g->groups,
+	*h = (packed_head){ .magic = PACKED_MAGIC, .isa = (int32_t)kr->isa, .nr = kr->nr, .groups = g->groups,
 		            .out_per_group = g->out_per_group, .depth = depth,
 		            .group_floats = group_floats(kr, g) };
 	float *data = (float *)(h + 1);
@@ -440,11 +477,14 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
             float *y, void *scratch, int slots, const st_exec_ctx *ctx)
 {
 	const packed_head *h = packed;
-	const k_gemm_kernel *kr = k_gemm_kernel_now();
+	const k_gemm_kernel *kr;
 	if (h != NULL) {
 		assert(h->magic == PACKED_MAGIC && h->groups == g->groups && h->out_per_group == g->out_per_group &&
 		       h->depth == g->in_per_group * g->kernel_size);
-		kr = k_gemm_kernel_of((k_isa)h->isa);
+		kr = k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr);
+		assert(kr != NULL);
+	} else {
+		kr = conv_kernel(g, k_cpu_isa());
 	}
 	int threads = threads_used(slots, ctx);
 	gplan p;

@@ -239,8 +239,9 @@ threads_used(int slots, const st_exec_ctx *ctx)
 }
 
 /* Whether a convolution the fast paths take as a product runs on our own
- * SGEMM rather than OpenBLAS (k_gemm_force chooses for tests and
- * benchmarks; our own wins on every convolution measured, bench/gemm). */
+ * SGEMM rather than im2col and OpenBLAS: always, unless k_gemm_force says
+ * otherwise (tests, benchmarks). Ours was as fast or faster on every
+ * convolution shape of ResNet-18 (bench-gemm --resnet, docs/performance.md). */
 static bool
 own_gemm(const conv_plan *p)
 {

@@ -117,7 +117,7 @@ void k_fully_connected_ref(int64_t n, int64_t k, int64_t m, const float *x, cons
  * packing is for the SIMD level in use and records it.
  */
 size_t k_fully_connected_packed_bytes(int64_t n, int64_t k, int64_t m);
-void k_fully_connected_pack(int64_t k, int64_t m, const float *w, void *packed);
+void k_fully_connected_pack(int64_t n, int64_t k, int64_t m, const float *w, void *packed);
 size_t k_fully_connected_scratch_bytes(int64_t n, int64_t k, int64_t m, int slots);
 void k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *w, const void *packed,
                        const float *bias, float *y, void *scratch, int slots, const st_exec_ctx *ctx);

@@ -25,9 +25,10 @@
 
 #include "k-sgemm-tile.h"
 
-/* kc x 6 of A is 6 KiB (L1); kc x nc of B 384 KiB (L2). */
+/* kc x 6 of A is 6 KiB (L1); kc x nc of B 384 KiB (L2); mc x kc of A
+ * (packed once per depth block) 1 MiB. */
 const k_gemm_kernel k_gemm_kernel_avx2 = {
-	.isa = K_ISA_AVX2, .mr = MR, .nr = NV * VLEN, .kc = 256, .nc = 384, .mc = 144, .tile = tile_avx2,
+	.isa = K_ISA_AVX2, .mr = MR, .nr = NV * VLEN, .kc = 256, .nc = 384, .mc = 1020, .tile = tile_avx2,
 };
 
 #endif

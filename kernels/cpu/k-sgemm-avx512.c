@@ -18,12 +18,13 @@
 #define V_STOREU(p, v) _mm512_storeu_ps(p, v)
 
 /*
- * 8 rows by 3 vectors (8 x 48): 24 accumulators. On Zen 4, which runs a
- * 512-bit FMA as two 256-bit halves, every shape tried (6x64, 8x48, 12x32,
- * 14x32, 16x16) sustains 111-116 GFLOP/s of its 117 peak with the panels in
- * cache, so the shape is picked for the problems: 8 rows divide the channel
- * counts of convolutions, and 48 columns waste less of the narrow late
- * layers than 64. Measurements in bench/gemm.
+ * The main tile: 8 rows by 3 vectors (8 x 48), 24 accumulators. On Zen 4,
+ * which runs a 512-bit FMA as two 256-bit halves, every shape tried (6x64,
+ * 8x48, 12x32, 14x32, 16x16) sustains 111-116 GFLOP/s of its 117 peak with
+ * the panels in cache, so the shape is picked for the problems: 8 rows
+ * divide the channel counts of convolutions, and 48 columns make fewer
+ * B loads per FMA than 16 or 32 while wasting less of a 56-wide image row
+ * than 64.
  */
 #ifndef K_AVX512_MR
 #define K_AVX512_MR 8
@@ -32,12 +33,33 @@
 #define MR K_AVX512_MR
 #define NV K_AVX512_NV
 #define TILE_FN tile_avx512
-
 #include "k-sgemm-tile.h"
+#undef MR
+#undef NV
+#undef TILE_FN
 
-/* kc x 8 of A is 12 KiB (L1); kc x nc of B 504 KiB (L2). */
+/* The narrow tile: 16 rows by one vector (16 x 16), for products with few
+ * columns (the 14x14 and 7x7 layers of a ResNet, where 48 columns would
+ * leave up to half the tile empty). */
+#define MR 16
+#define NV 1
+#define TILE_FN tile_avx512_narrow
+#include "k-sgemm-tile.h"
+#undef MR
+#undef NV
+#undef TILE_FN
+
+/* kc x 16 of A is 16 KiB (L1); kc x nc of B 512 KiB (L2); mc x kc of A
+ * (packed once per depth block, read panel by panel) 1 MiB. */
+static const k_gemm_kernel narrow = {
+	.isa = K_ISA_AVX512, .mr = 16, .nr = 16, .kc = 256, .nc = 512, .mc = 1024, .tile = tile_avx512_narrow,
+};
+
+/* kc x 8 of A is 12 KiB (L1); kc x nc of B 504 KiB (L2); mc x kc of A
+ * (packed once per depth block, read panel by panel) 1.5 MiB. */
 const k_gemm_kernel k_gemm_kernel_avx512 = {
-	.isa = K_ISA_AVX512, .mr = MR, .nr = NV * VLEN, .kc = 384, .nc = 336, .mc = 192, .tile = tile_avx512,
+	.isa = K_ISA_AVX512, .mr = K_AVX512_MR, .nr = K_AVX512_NV * VLEN, .kc = 384, .nc = 336, .mc = 1024,
+	.tile = tile_avx512, .narrow = &narrow,
 };
 
 #endif

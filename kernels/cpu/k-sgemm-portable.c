@@ -35,5 +35,5 @@ typedef float v4 __attribute__((vector_size(16)));
 #include "k-sgemm-tile.h"
 
 const k_gemm_kernel k_gemm_kernel_portable = {
-	.isa = K_ISA_PORTABLE, .mr = MR, .nr = NV * VLEN, .kc = 256, .nc = 256, .mc = 96, .tile = tile_portable,
+	.isa = K_ISA_PORTABLE, .mr = MR, .nr = NV * VLEN, .kc = 256, .nc = 256, .mc = 516, .tile = tile_portable,
 };

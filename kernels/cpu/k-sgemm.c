@@ -34,6 +34,34 @@ k_gemm_kernel_now(void)
 	return kr ? kr : &k_gemm_kernel_portable;
 }
 
+/* The share of an m x n product's tiles that is real work. */
+static double
+tile_use(const k_gemm_kernel *kr, int64_t m, int64_t n)
+{
+	double mt = (double)((m + kr->mr - 1) / kr->mr * kr->mr), nt = (double)((n + kr->nr - 1) / kr->nr * kr->nr);
+	return (double)m * (double)n / (mt * nt);
+}
+
+const k_gemm_kernel *
+k_gemm_kernel_for(k_isa isa, int64_t m, int64_t n)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_of(isa);
+	if (kr == NULL)
+		kr = &k_gemm_kernel_portable;
+	if (kr->narrow != NULL && m > 0 && n > 0 && tile_use(kr->narrow, m, n) > 1.05 * tile_use(kr, m, n))
+		return kr->narrow;
+	return kr;
+}
+
+const k_gemm_kernel *
+k_gemm_kernel_by_width(k_isa isa, int nr)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_of(isa);
+	if (kr != NULL && kr->nr != nr)
+		kr = kr->narrow;
+	return kr != NULL && kr->nr == nr ? kr : NULL;
+}
+
 static int64_t
 min64(int64_t a, int64_t b)
 {
@@ -88,6 +116,16 @@ copy_floats(float *d, const float *s, int64_t n)
 	}
 }
 
+/* Interleaves `rows` rows of src (rs apart) step by step into dst. */
+static inline __attribute__((always_inline)) void
+pack_rows(float *dst, const float *src, int64_t rs, int64_t depth, int rows)
+{
+	for (int64_t s = 0; s < depth; s++) {
+		for (int r = 0; r < rows; r++)
+			dst[s * rows + r] = src[r * rs + s];
+	}
+}
+
 void
 k_sgemm_pack_a_block(const k_gemm_kernel *kr, k_matrix a, int64_t m, int64_t i0, int64_t rows, int64_t t0,
                      int64_t depth, float *dst)
@@ -98,8 +136,26 @@ k_sgemm_pack_a_block(const k_gemm_kernel *kr, k_matrix a, int64_t m, int64_t i0,
 		int64_t live = min64(min64(mr, rows - p), m - (i0 + p));
 		if (live < 0)
 			live = 0;
-		if (a.cs == 1) {
-			/* Rows are contiguous: read along each, write every mr-th float. */
+		if (a.cs == 1 && live == mr) {
+			/* Rows are contiguous: one value of each row per step, so that
+			 * the stores are contiguous (the widths as constants, for the
+			 * compiler to unroll and combine them). */
+			const float *src = a.data + (i0 + p) * a.rs + t0;
+			switch (mr) {
+			case 6:
+				pack_rows(panel, src, a.rs, depth, 6);
+				break;
+			case 8:
+				pack_rows(panel, src, a.rs, depth, 8);
+				break;
+			case 16:
+				pack_rows(panel, src, a.rs, depth, 16);
+				break;
+			default:
+				pack_rows(panel, src, a.rs, depth, mr);
+				break;
+			}
+		} else if (a.cs == 1) {
 			for (int64_t r = 0; r < live; r++) {
 				const float *src = a.data + (i0 + p + r) * a.rs + t0;
 				for (int64_t s = 0; s < depth; s++)
@@ -260,10 +316,12 @@ empty_product(const k_sgemm_op *op, int64_t i0, int64_t i1, int64_t j0, int64_t 
 }
 
 /*
- * The loops around the micro-kernel (the GotoBLAS/BLIS arrangement): a
- * block of B (kc x nc, in L2) is packed once and swept by every A panel of
- * kc x mr (in L1) in turn, one register tile per B panel. The first depth
- * block stores, the later ones add to C.
+ * The loops around the micro-kernel (the GotoBLAS/BLIS arrangement, with
+ * A as the broadcast side): a block of A (mc x kc) is packed once per depth
+ * block; for it, each block of B (kc x nc, in L2) is packed and swept by
+ * every A panel of kc x mr (in L1) in turn, one register tile per B panel.
+ * Each operand is packed once when m <= mc. The first depth block stores,
+ * the later ones add to C.
  */
 void
 k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
@@ -282,32 +340,32 @@ k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t
 	size_t a_floats, b_floats;
 	scratch_floats(kr, op, &a_floats, &b_floats);
 	float *a_buf = scratch, *b_buf = (float *)scratch + a_floats;
-	for (int64_t jc = j0; jc < j1; jc += nc_most) {
-		int64_t nc = min64(nc_most, j1 - jc);
+	for (int64_t ic = i0; ic < i1; ic += mc_most) {
+		int64_t mc = min64(mc_most, i1 - ic);
 		for (int64_t pc = 0; pc < k; pc += kc) {
 			int64_t depth = min64(kc, k - pc);
 			bool first = pc == 0;
-			const float *bp;
-			int64_t b_step;
-			if (op->b_packed) {
-				bp = op->b_packed + jc / nr * k * nr + pc * nr;
-				b_step = k * nr;
+			const float *ap;
+			int64_t a_step;
+			if (op->a_packed) {
+				ap = op->a_packed + ic / mr * k * mr + pc * mr;
+				a_step = k * mr;
 			} else {
-				k_sgemm_pack_b_block(kr, op->b, op->n, jc, nc, pc, depth, b_buf);
-				bp = b_buf;
-				b_step = depth * nr;
+				k_sgemm_pack_a_block(kr, op->a, op->m, ic, mc, pc, depth, a_buf);
+				ap = a_buf;
+				a_step = depth * mr;
 			}
-			for (int64_t ic = i0; ic < i1; ic += mc_most) {
-				int64_t mc = min64(mc_most, i1 - ic);
-				const float *ap;
-				int64_t a_step;
-				if (op->a_packed) {
-					ap = op->a_packed + ic / mr * k * mr + pc * mr;
-					a_step = k * mr;
+			for (int64_t jc = j0; jc < j1; jc += nc_most) {
+				int64_t nc = min64(nc_most, j1 - jc);
+				const float *bp;
+				int64_t b_step;
+				if (op->b_packed) {
+					bp = op->b_packed + jc / nr * k * nr + pc * nr;
+					b_step = k * nr;
 				} else {
-					k_sgemm_pack_a_block(kr, op->a, op->m, ic, mc, pc, depth, a_buf);
-					ap = a_buf;
-					a_step = depth * mr;
+					k_sgemm_pack_b_block(kr, op->b, op->n, jc, nc, pc, depth, b_buf);
+					bp = b_buf;
+					b_step = depth * nr;
 				}
 				for (int64_t ir = 0; ir < mc; ir += mr) {
 					int rows = (int)min64(mr, mc - ir);

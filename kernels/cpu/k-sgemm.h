@@ -58,12 +58,21 @@ typedef struct k_gemm_kernel {
 	int64_t nc;         /* columns of one packed B block (kc x nc stays in L2) */
 	int64_t mc;         /* rows of one packed A block (bounds the scratch) */
 	void (*tile)(const k_tile *t);
+	/* A variant with fewer columns (and more rows) for products with few
+	 * columns, or NULL. */
+	const struct k_gemm_kernel *narrow;
 } k_gemm_kernel;
 
 /* The kernel of one level, or NULL when this build lacks it. */
 const k_gemm_kernel *k_gemm_kernel_of(k_isa isa);
 /* The kernel of k_cpu_isa(). */
 const k_gemm_kernel *k_gemm_kernel_now(void);
+/* Of a level's kernels (the main one and its narrow variant), the one
+ * whose tiles waste least on an m x n product; the main one unless the
+ * other saves more than a twentieth. */
+const k_gemm_kernel *k_gemm_kernel_for(k_isa isa, int64_t m, int64_t n);
+/* The kernel of level isa whose tile is nr columns wide, or NULL. */
+const k_gemm_kernel *k_gemm_kernel_by_width(k_isa isa, int nr);
 
 /* Each level's table (k-sgemm-<level>.c); only those this build has. */
 extern const k_gemm_kernel k_gemm_kernel_portable;

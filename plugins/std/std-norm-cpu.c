@@ -301,7 +301,7 @@ fc_prepare(st_exec_layer *L, const st_host_api *api)
 				return -1;
 			}
 		}
-		k_fully_connected_pack(s->features, s->outputs, data, s->packed);
+		k_fully_connected_pack(s->n, s->features, s->outputs, data, s->packed);
 		s->generation = L->weights_generation;
 		s->source = data;
 	}

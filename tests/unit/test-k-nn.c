@@ -725,7 +725,7 @@ Test(k_nn, fully_connected_matches_reference)
 					void *packed = NULL;
 					if (packed_bytes) {
 						packed = aligned_alloc(64, (packed_bytes + 63) / 64 * 64);
-						k_fully_connected_pack(k, m, w, packed);
+						k_fully_connected_pack(n, k, m, w, packed);
 					}
 					for (size_t j = 0; j < sizeof modes / sizeof modes[0]; j++) {
 						size_t bytes = k_fully_connected_scratch_bytes(n, k, m, modes[j].slots);

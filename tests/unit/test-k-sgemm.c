@@ -115,6 +115,21 @@ levels(k_isa *out)
 	return n;
 }
 
+/* Their kernels, narrow variants included. */
+static int
+kernels(const k_gemm_kernel **out)
+{
+	k_isa have[K_ISA_COUNT];
+	int n = 0, count = levels(have);
+	for (int l = 0; l < count; l++) {
+		const k_gemm_kernel *kr = k_gemm_kernel_of(have[l]);
+		out[n++] = kr;
+		if (kr->narrow)
+			out[n++] = kr->narrow;
+	}
+	return n;
+}
+
 /* ---- the level ---- */
 
 Test(k_sgemm, isa_names)
@@ -154,14 +169,22 @@ Test(k_sgemm, isa_force)
 
 Test(k_sgemm, kernel_tables_are_sane)
 {
-	k_isa have[K_ISA_COUNT];
-	int n = levels(have);
+	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	int n = kernels(all);
 	for (int i = 0; i < n; i++) {
-		const k_gemm_kernel *kr = k_gemm_kernel_of(have[i]);
-		cr_assert_eq(kr->isa, have[i]);
+		const k_gemm_kernel *kr = all[i];
+		cr_assert(k_cpu_isa_supported(kr->isa));
+		cr_assert_eq(k_gemm_kernel_by_width(kr->isa, kr->nr), kr);
 		cr_assert(kr->mr >= 1 && kr->nr >= 1 && kr->mr * kr->nr <= K_GEMM_MAX_TILE);
 		cr_assert(kr->kc >= 1 && kr->nc % kr->nr == 0 && kr->mc % kr->mr == 0);
+		if (kr->narrow)
+			cr_assert(kr->narrow->nr < kr->nr && kr->narrow->isa == kr->isa && kr->narrow->narrow == NULL);
 	}
+	/* The narrow variant is taken only for few columns. */
+	const k_gemm_kernel *kr = k_gemm_kernel_of(k_cpu_isa_best());
+	cr_assert_eq(k_gemm_kernel_for(kr->isa, 512, 3136), kr);
+	if (kr->narrow)
+		cr_assert_eq(k_gemm_kernel_for(kr->isa, 512, 49), kr->narrow);
 }
 
 /* ---- products ---- */
@@ -257,10 +280,10 @@ check_product(const k_gemm_kernel *kr, rng *r, int64_t m, int64_t n, int64_t k, 
 Test(k_sgemm, edges_match_reference)
 {
 	rng r = { 0x51ed2701u };
-	k_isa have[K_ISA_COUNT];
-	int count = levels(have);
+	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
-		const k_gemm_kernel *kr = k_gemm_kernel_of(have[l]);
+		const k_gemm_kernel *kr = all[l];
 		int64_t mr = kr->mr, nr = kr->nr;
 		int64_t shapes[][3] = {
 			{ 1, 1, 1 }, { 1, 1, 777 }, { 1, 97, 3 }, { 61, 1, 5 }, { mr, nr, 1 },
@@ -279,10 +302,10 @@ Test(k_sgemm, edges_match_reference)
 Test(k_sgemm, random_shapes_match_reference)
 {
 	rng r = { 0x9e3779b97f4a7c15u };
-	k_isa have[K_ISA_COUNT];
-	int count = levels(have);
+	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
-		const k_gemm_kernel *kr = k_gemm_kernel_of(have[l]);
+		const k_gemm_kernel *kr = all[l];
 		for (int i = 0; i < 40; i++) {
 			int64_t m = pick(&r, 1, 70), n = pick(&r, 1, 150), k = pick(&r, 1, 900);
 			check_product(kr, &r, m, n, k, (int)pick(&r, 0, FLAG_ALL));
@@ -294,10 +317,10 @@ Test(k_sgemm, random_shapes_match_reference)
 Test(k_sgemm, each_flag)
 {
 	rng r = { 77 };
-	k_isa have[K_ISA_COUNT];
-	int count = levels(have);
+	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
-		const k_gemm_kernel *kr = k_gemm_kernel_of(have[l]);
+		const k_gemm_kernel *kr = all[l];
 		for (int bit = 0; bit <= 8; bit++)
 			check_product(kr, &r, 23, 53, 131, bit == 8 ? FLAG_ALL : 1 << bit);
 	}
