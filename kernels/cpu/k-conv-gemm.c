@@ -2,8 +2,13 @@
  * Convolutions as products on Strata's own SGEMM (k-sgemm.h). Per group,
  * the filters are A (output channels x input channels·taps), packed once;
  * B, whose columns are output positions, is never built whole:
- *   - a 1x1 convolution with stride 1 and no padding reads the input planes
- *     in place (B is X, channels by positions);
+ *   - a stride-1 convolution over one or two axes whose output is as large
+ *     as its input (same padding, 1x1 included), on a level with masked
+ *     loads, reads the input in place: the micro-kernel's lanes are output
+ *     positions, each tap a shift of the input, and the lanes whose shifted
+ *     input falls in the padding load nothing (k_conv_tile);
+ *   - elsewhere a 1x1 convolution with stride 1 and no padding reads the
+ *     input planes in place (B is X, channels by positions);
  *   - a stride-1 convolution over one or two axes reads a padded copy of a
  *     few input rows that each thread makes in its own slot. Its positions
  *     are counted over the padded width, so that the tap (kh, kw) of every
@@ -23,7 +28,7 @@
 
 #include "k-conv-gemm.h"
 
-enum { SRC_POINTWISE, SRC_SHIFTED, SRC_IM2COL };
+enum { SRC_DIRECT, SRC_POINTWISE, SRC_SHIFTED, SRC_IM2COL };
 
 /* Bytes of B source one thread keeps for a block (the padded rows or the
  * im2col tile), read by every panel of filters in turn: half of the 1 MiB
@@ -37,7 +42,8 @@ typedef struct packed_head {
 	int64_t nr;           /* which of the level's kernels: the width of its tile */
 	int64_t groups, out_per_group, depth;
 	int64_t group_floats; /* floats of one group's panels */
-	int64_t reserved[2];
+	int64_t tap_major;    /* steps in (tap, channel) order: for the direct source */
+	int64_t reserved;
 } packed_head;
 _Static_assert(sizeof(packed_head) == 64, "the packed filters start 64 bytes in");
 #define PACKED_MAGIC 0x4b435650u /* "PVCK" */
@@ -46,7 +52,7 @@ typedef struct gplan {
 	k_geometry g;
 	const k_gemm_kernel *kr;
 	int source;
-	int64_t depth;            /* GEMM K: in_per_group x kernel_size */
+	int64_t depth;            /* GEMM K: in_per_group x kernel_size (direct: taps x in_per_group) */
 	int64_t block, blocks;    /* per plane: output rows (shifted) or positions per block */
 	int64_t mblock, mblocks;  /* output channels per block, a multiple of mr */
 	int64_t tasks;            /* batch x groups x blocks x mblocks */
@@ -108,7 +114,11 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 	bool unit = g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1;
 	bool unpadded = g->pad[0] == 0 && g->pad[1] == 0 && g->pad[2] == 0;
 	bool flat = g->in[0] == 1 && g->out[0] == 1 && g->kernel[0] == 1 && g->pad[0] == 0;
-	if (g->kernel_size == 1 && unit && unpadded && g->in_size == g->out_size)
+	bool same = g->out[1] == g->in[1] && g->out[2] == g->in[2];
+	if (kr->conv_tile != NULL && flat && g->stride[1] == 1 && g->stride[2] == 1 && same &&
+	    g->in_size < INT32_MAX / 4)
+		p->source = SRC_DIRECT;
+	else if (g->kernel_size == 1 && unit && unpadded && g->in_size == g->out_size)
 		p->source = SRC_POINTWISE;
 	else if (flat && g->stride[1] == 1 && g->stride[2] == 1)
 		p->source = SRC_SHIFTED;
@@ -140,7 +150,7 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 			p->source = SRC_IM2COL;
 	}
 	if (p->source != SRC_SHIFTED) {
-		int64_t per_position = p->source == SRC_POINTWISE ? cg : p->depth;
+		int64_t per_position = p->source == SRC_IM2COL ? p->depth : cg;
 		int64_t width = B_TARGET_BYTES / (int64_t)sizeof(float) / max64(per_position, 1) / nr * nr;
 		width = min64(max64(width, nr), round_up(g->out_size, nr));
 		/* Blocks of even width, so that the last is not a sliver. */
@@ -154,7 +164,9 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 		}
 		p->block = width;
 		p->blocks = div_up(g->out_size, width);
-		if (p->source == SRC_POINTWISE) {
+		if (p->source == SRC_DIRECT) {
+			p->b_floats = 0;
+		} else if (p->source == SRC_POINTWISE) {
 			/* The last register tile of a plane comes packed from a copy. */
 			p->b_floats = line_floats(p->depth * nr);
 			if (cg * g->in_size > INT32_MAX)
@@ -175,7 +187,8 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 	p->mblock = round_up(div_up(g->out_per_group, p->mblocks), mr);
 	p->mblocks = div_up(g->out_per_group, p->mblock);
 	p->tasks = planes * p->blocks * p->mblocks;
-	p->off_floats = line_floats(p->depth); /* int32 offsets, as many as floats */
+	/* int32 offsets (direct: the taps' row and column shifts), as many as floats */
+	p->off_floats = line_floats(p->source == SRC_DIRECT ? 2 * g->kernel_size : p->depth);
 	p->a_floats = packed ? 0 : line_floats(p->mblock * p->depth);
 	p->slot_floats = p->off_floats + p->a_floats + p->b_floats;
 	return true;
@@ -259,20 +272,48 @@ k_conv_gemm_packed_bytes(const k_geometry *g)
 	return sizeof(packed_head) + (size_t)(g->groups * group_floats(kr, g)) * sizeof(float);
 }
 
+/*
+ * Filters [m0, m1) of one group (filters: its first) into panels of mr,
+ * steps in (channel, tap) order as they lie, or in (tap, channel) order
+ * for the direct source.
+ */
+static void
+pack_filters(const k_geometry *g, const k_gemm_kernel *kr, bool tap_major, const float *filters, int64_t m0,
+             int64_t m1, float *dst)
+{
+	int64_t depth = g->in_per_group * g->kernel_size, mr = kr->mr;
+	if (!tap_major) {
+		k_matrix w = { filters, depth, 1 };
+		k_sgemm_pack_a_block(kr, w, g->out_per_group, m0, m1 - m0, 0, depth, dst);
+		return;
+	}
+	for (int64_t i = m0; i < m1; i += mr) {
+		float *panel = dst + (i - m0) / mr * depth * mr;
+		int64_t live = min64(mr, m1 - i);
+		for (int64_t t = 0; t < g->kernel_size; t++)
+			for (int64_t c = 0; c < g->in_per_group; c++) {
+				float *step = panel + (t * g->in_per_group + c) * mr;
+				for (int64_t r = 0; r < mr; r++)
+					step[r] = r < live ? filters[(i + r) * depth + c * g->kernel_size + t] : 0.0f;
+			}
+	}
+}
+
 void
 k_conv_gemm_pack(const k_geometry *g, const float *weights, void *packed)
 {
 	const k_gemm_kernel *kr = conv_kernel(g, k_cpu_isa());
 	int64_t depth = g->in_per_group * g->kernel_size;
+	gplan p;
+	gplan_make(g, kr, 1, true, &p);
 	packed_head *h = packed;
 	*h = (packed_head){ .magic = PACKED_MAGIC, .isa = (int32_t)kr->isa, .nr = kr->nr, .groups = g->groups,
 		            .out_per_group = g->out_per_group, .depth = depth,
-		            .group_floats = group_floats(kr, g) };
+		            .group_floats = group_floats(kr, g), .tap_major = p.source == SRC_DIRECT };
 	float *data = (float *)(h + 1);
-	for (int64_t grp = 0; grp < g->groups; grp++) {
-		k_matrix a = { weights + grp * g->out_per_group * depth, depth, 1 };
-		k_sgemm_pack_a(kr, g->out_per_group, depth, a, data + grp * h->group_floats);
-	}
+	for (int64_t grp = 0; grp < g->groups; grp++)
+		pack_filters(g, kr, h->tap_major, weights + grp * g->out_per_group * depth, 0, g->out_per_group,
+		             data + grp * h->group_floats);
 }
 
 /* ---- B sources ---- */
@@ -303,12 +344,21 @@ pad_rows(const gplan *p, const float *x, int64_t r0, float *dst)
 	memset(dst + g->in_per_group * p->pitch, 0, (size_t)(p->kr->nr + 16) * sizeof *dst);
 }
 
-/* Offsets of B's rows (c, kd, kh, kw) from a position's base. */
+/* Offsets of B's rows (c, kd, kh, kw) from a position's base; for the
+ * direct source, the row shifts of the taps then their column shifts. */
 static void
 fill_offsets(const gplan *p, int32_t *off)
 {
 	const k_geometry *g = &p->g;
 	int64_t t = 0;
+	if (p->source == SRC_DIRECT) {
+		for (int64_t kh = 0; kh < g->kernel[1]; kh++)
+			for (int64_t kw = 0; kw < g->kernel[2]; kw++, t++) {
+				off[t] = (int32_t)(kh * g->dilation[1] - g->pad[1]);
+				off[g->kernel_size + t] = (int32_t)(kw * g->dilation[2] - g->pad[2]);
+			}
+		return;
+	}
 	for (int64_t c = 0; c < g->in_per_group; c++)
 		for (int64_t kd = 0; kd < g->kernel[0]; kd++)
 			for (int64_t kh = 0; kh < g->kernel[1]; kh++)
@@ -359,6 +409,48 @@ store_shifted(const gplan *p, const k_tile *t, int rows, int64_t p0, int64_t col
 	}
 }
 
+/*
+ * The direct source: positions [first, first + positions) of one plane for
+ * filters [m0, m1) (packed from a_base), read from the input x in place.
+ * shifts: the taps' row shifts, then their column shifts.
+ */
+static void
+direct_block(const gplan *p, const float *a_base, const float *x, int64_t first, int64_t positions, int64_t m0,
+             int64_t m1, float *out, const float *bias, const int32_t *shifts)
+{
+	const k_geometry *g = &p->g;
+	const k_gemm_kernel *kr = p->kr;
+	int64_t mr = kr->mr, nr = kr->nr;
+	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
+	k_conv_tile t = { .x = x, .channels = g->in_per_group, .plane = g->in_size, .taps = (int)g->kernel_size,
+		          .dy = shifts, .dx = shifts + g->kernel_size, .h = g->in[1], .w = g->in[2] };
+	for (int64_t i = m0; i < m1; i += mr) {
+		int rows = (int)min64(mr, m1 - i);
+		t.a = a_base + (i - m0) / mr * p->depth * mr;
+		for (int64_t q = 0; q < positions; q += nr) {
+			t.p = first + q;
+			t.cols = (int)min64(nr, positions - q);
+			if (rows == mr) {
+				t.c = out + i * g->out_size + first + q;
+				t.ldc = g->out_size;
+				t.row_bias = bias ? bias + i : NULL;
+				kr->conv_tile(&t);
+				continue;
+			}
+			/* The last panel of a group, with fewer filters than rows. */
+			t.c = buf;
+			t.ldc = nr;
+			t.row_bias = NULL;
+			kr->conv_tile(&t);
+			for (int r = 0; r < rows; r++) {
+				float add = bias ? bias[i + r] : 0.0f, *d = out + (i + r) * g->out_size + first + q;
+				for (int j = 0; j < t.cols; j++)
+					d[j] = buf[r * nr + j] + add;
+			}
+		}
+	}
+}
+
 /* ---- running ---- */
 
 typedef struct gargs {
@@ -398,11 +490,16 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 			a_base = (const float *)(a->packed + 1) + grp * a->packed->group_floats + m0 / mr * depth * mr;
 		} else {
 			if (have_a != grp * p->mblocks + mb) {
-				k_matrix w = { a->weights + grp * g->out_per_group * depth, depth, 1 };
-				k_sgemm_pack_a_block(kr, w, g->out_per_group, m0, m1 - m0, 0, depth, a_buf);
+				pack_filters(g, kr, p->source == SRC_DIRECT, a->weights + grp * g->out_per_group * depth, m0,
+				             m1, a_buf);
 				have_a = grp * p->mblocks + mb;
 			}
 			a_base = a_buf;
+		}
+		if (p->source == SRC_DIRECT) {
+			int64_t first = blk * p->block, positions = min64(p->block, g->out_size - first);
+			direct_block(p, a_base, x, first, positions, m0, m1, out, bias, off);
+			continue;
 		}
 		/* B: its base, the positions of the block, where they go. */
 		int64_t first = blk * p->block, positions, r0 = 0;
@@ -483,6 +580,9 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
 		       h->depth == g->in_per_group * g->kernel_size);
 		kr = k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr);
 		assert(kr != NULL);
+		gplan q;
+		gplan_make(g, kr, 1, true, &q);
+		assert((q.source == SRC_DIRECT) == (h->tap_major != 0));
 	} else {
 		kr = conv_kernel(g, k_cpu_isa());
 	}

@@ -46,6 +46,29 @@ typedef struct k_tile {
 	bool load_c;
 } k_tile;
 
+/*
+ * A register tile of a stride-1 convolution whose output is as large as its
+ * input (same padding), read from the input where it lies: the `cols`
+ * output positions from position p of an h x w plane (row-major), summed
+ * over taps (each an input shift of dy rows and dx columns) and input
+ * channels (plane floats apart from x), input outside the plane reading as
+ * zero. A is packed with its steps in (tap, channel) order. The result goes
+ * to c as k_tile's does, only the first cols columns of each row.
+ */
+typedef struct k_conv_tile {
+	const float *a;
+	const float *x;
+	int64_t channels, plane;
+	int taps;
+	const int32_t *dy, *dx;
+	int64_t p, h, w;
+	int cols;
+	float *c;
+	int64_t ldc;
+	const float *row_bias;
+	bool load_c;
+} k_conv_tile;
+
 /* The largest mr x nr of any level: a tile buffer of this many floats holds
  * any tile. */
 #define K_GEMM_MAX_TILE 1024
@@ -58,6 +81,8 @@ typedef struct k_gemm_kernel {
 	int64_t nc;         /* columns of one packed B block (kc x nc stays in L2) */
 	int64_t mc;         /* rows of one packed A block (bounds the scratch) */
 	void (*tile)(const k_tile *t);
+	/* The direct convolution tile, where the level has masked loads, or NULL. */
+	void (*conv_tile)(const k_conv_tile *t);
 	/* A variant with fewer columns (and more rows) for products with few
 	 * columns, or NULL. */
 	const struct k_gemm_kernel *narrow;

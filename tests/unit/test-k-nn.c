@@ -539,9 +539,32 @@ Test(k_nn, conv_fast_paths)
 		window2d(2, 6, 12, 6, 31, 29, 3, 1, 1),   /* depthwise, multiplier 2 */
 		window2d(1, 1, 5, 1, 40, 40, 5, 2, 2),    /* one input channel */
 		window2d(1, 3, 16, 1, 63, 65, 7, 2, 3),   /* a stem: 7x7 stride 2 */
+		/* Same-size stride-1 convolutions (the direct source): rows
+		 * narrower than a vector, a filter count that leaves a partial
+		 * panel, groups, one column, many channels, a tile's worth. */
+		window2d(1, 5, 13, 1, 9, 7, 3, 1, 1),
+		window2d(2, 8, 12, 2, 15, 16, 3, 1, 1),
+		window2d(1, 4, 8, 1, 17, 1, 3, 1, 1),
+		window2d(1, 70, 24, 1, 12, 12, 3, 1, 1),
+		window2d(1, 9, 17, 1, 11, 13, 5, 1, 2),
+		window2d(1, 33, 40, 1, 7, 7, 1, 1, 0),
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		check_conv(&r, &cases[i], false, true);
+	/* Same size with dilation 2, with an even kernel padded on one side only,
+	 * and along one axis. */
+	k_window dilated = window2d(1, 6, 10, 1, 20, 23, 3, 1, 2);
+	dilated.dilation[0] = dilated.dilation[1] = 2;
+	check_conv(&r, &dilated, false, true);
+	k_window even = window2d(1, 5, 9, 1, 14, 18, 2, 1, 0);
+	even.pad_end[0] = even.pad_end[1] = 1;
+	even.out[0] = even.in[0];
+	even.out[1] = even.in[1];
+	check_conv(&r, &even, false, false);
+	k_window line = { .spatial = 1, .batch = 2, .in_channels = 7, .out_channels = 11, .groups = 1,
+		          .in = { 50 }, .out = { 50 }, .kernel = { 5 }, .stride = { 1 }, .dilation = { 1 },
+		          .pad_begin = { 2 }, .pad_end = { 2 } };
+	check_conv(&r, &line, false, true);
 }
 
 Test(k_nn, deconv_fast_paths)
