@@ -3,8 +3,8 @@
  * the im2col + OpenBLAS path they replace, measured side by side in one
  * process (make bench-gemm; not part of make check). Both run on the
  * engine's thread pool: OpenBLAS single-threaded per chunk, as Strata's
- * kernels call it. Runs of the two alternate, so a busy machine slows both
- * alike; each figure is a median.
+ * kernels call it. Runs of the two alternate in short bursts, so a busy
+ * machine slows both alike; each figure is a median.
  *
  * bench-gemm [--runs N] [--quick] [--resnet] [--classes] [--cpu-time] [--isa LEVEL]
  *   --quick   leaves out 1024^3
@@ -90,18 +90,31 @@ typedef struct contender {
 	double *times; /* ms */
 } contender;
 
-/* Alternates the contenders for `runs` rounds after `warmup` rounds and
- * leaves each one's median in ms in *out. */
+/*
+ * Alternates the contenders in bursts after `warmup` rounds and leaves each
+ * one's median of `runs` in ms in *out. A burst is one untimed run, which
+ * brings that contender's own data back into the caches the other one
+ * used, and then up to two timed ones: steady state, as in a network that
+ * runs layer after layer.
+ */
 static void
 race(contender *c, int count, int warmup, int runs, double *out)
 {
-	for (int r = 0; r < warmup + runs; r++) {
-		for (int i = 0; i < count; i++) {
-			double t0 = now();
+	for (int r = 0; r < warmup; r++) {
+		for (int i = 0; i < count; i++)
 			c[i].run(c[i].arg);
-			if (r >= warmup)
-				c[i].times[r - warmup] = (now() - t0) * 1e3;
+	}
+	for (int done = 0; done < runs;) {
+		int burst = runs - done < 2 ? runs - done : 2;
+		for (int i = 0; i < count; i++) {
+			c[i].run(c[i].arg);
+			for (int b = 0; b < burst; b++) {
+				double t0 = now();
+				c[i].run(c[i].arg);
+				c[i].times[done + b] = (now() - t0) * 1e3;
+			}
 		}
+		done += burst;
 	}
 	for (int i = 0; i < count; i++)
 		out[i] = median(c[i].times, runs);
