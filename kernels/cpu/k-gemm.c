@@ -91,30 +91,35 @@ k_fully_connected_ref(int64_t n, int64_t k, int64_t m, const float *x, const flo
 
 /*
  * Which products go to our SGEMM (K_GEMM_AUTO), by bench-gemm --classes
- * --cpu-time on the 2-vCPU Zen 4 (one thread, medians of 11, ours against
- * OpenBLAS 0.3.21 alternating in one process; ms):
+ * --cpu-time on the 2-vCPU Zen 4: medians of 21, ours against OpenBLAS
+ * 0.3.21 as these kernels call it, alternating in one process; ms, one
+ * thread (two threads):
  *
- *   fully connected   1 x 512 -> 1000     0.077 vs 0.027   OpenBLAS (sgemv)
- *                     2 x 512 -> 1000     0.081 vs 0.136   ours 1.7x
- *                     8 x 512 -> 1000     0.076 vs 0.182   ours 2.4x
- *                    32 x 2048 -> 1000    1.53  vs 2.57    ours 1.7x
- *                   128 x 1024 -> 1024    2.70  vs 3.39    ours 1.3x
- *                    16 x 64 -> 10        0.0014 vs 0.0008 OpenBLAS
- *                     1 x 4096 -> 4096    4.45  vs 3.43    OpenBLAS (sgemv)
- *   matmul        8 x 64x64 . 64x64       0.050 vs 0.037   OpenBLAS
- *                12 x 197x64 . 64x197     0.73  vs 0.69    OpenBLAS
- *                12 x 197x197 . 197x64    0.78  vs 0.72    OpenBLAS
- *                 1 x 3136x64 . 64x64     0.29  vs 0.27    OpenBLAS
- *                 256^3 / 1024^3          1.02x / 1.02x    even
- *                 1 x 1x512 . 512x512     0.066 vs 0.012   OpenBLAS (sgemv)
+ *   fully connected   1 x 512 -> 1000    0.083 vs 0.030 (0.050 vs 0.022)  OpenBLAS (sgemv)
+ *                     2 x 512 -> 1000    0.081 vs 0.135 (0.053 vs 0.023)  OpenBLAS
+ *                     4 x 512 -> 1000    0.095 vs 0.145 (0.066 vs 0.122)  ours
+ *                     8 x 512 -> 1000    0.075 vs 0.183 (0.059 vs 0.144)  ours
+ *                    32 x 2048 -> 1000   1.32  vs 2.61  (0.88  vs 1.83)   ours
+ *                   128 x 1024 -> 1024   2.77  vs 3.49                    ours
+ *                    16 x 64 -> 10       0.0022 vs 0.0012                 OpenBLAS
+ *                     1 x 4096 -> 4096   4.03  vs 2.98                    OpenBLAS (sgemv)
+ *   matmul        8 x 64x64 . 64x64      0.050 vs 0.037 (0.029 vs 0.019)  OpenBLAS
+ *                12 x 197x64 . 64x197    0.72  vs 0.67  (0.47  vs 0.42)   OpenBLAS
+ *                12 x 197x197 . 197x64   0.73  vs 0.63  (0.41  vs 0.33)   OpenBLAS
+ *                 1 x 3136x64 . 64x64    0.30  vs 0.27                    OpenBLAS
+ *                 256^3, 1024^3          1.02x, 1.00x                     even
+ *                 1 x 1x512 . 512x512    0.068 vs 0.011                   OpenBLAS (sgemv)
  *
  * A fully connected layer's weights are packed once at prepare, and
- * OpenBLAS multiplies by a transposed matrix slowly at few rows; that is
- * where ours wins. A matmul packs both operands at every run, and
- * OpenBLAS's small-matrix kernels (no packing) win the small ones; the
- * large ones are even, so matmul stays on OpenBLAS. One-row products
- * (matrix-vector) and tiny ones stay on OpenBLAS everywhere.
+ * OpenBLAS multiplies by a transposed matrix slowly once it leaves its
+ * small-matrix kernels (2 x 512 -> 1000 takes it 4 times as long as the
+ * same in two halves, which is why it wins there on two threads); that is
+ * where ours wins, from 4 rows (half a register tile). A matmul packs both
+ * operands at every run, and OpenBLAS's small-matrix kernels, which pack
+ * nothing, win the small ones; the large ones are even, so matmul stays on
+ * OpenBLAS. Matrix-vector products and tiny ones stay on OpenBLAS too.
  */
+#define FC_MIN_ROWS 4
 #define FC_MIN_WORK 32768.0 /* multiply-adds */
 
 static bool
@@ -122,7 +127,7 @@ fc_own(int64_t n, int64_t k, int64_t m)
 {
 	if (forced != K_GEMM_AUTO)
 		return forced == K_GEMM_OWN;
-	return n >= 2 && (double)n * (double)k * (double)m >= FC_MIN_WORK;
+	return n >= FC_MIN_ROWS && (double)n * (double)k * (double)m >= FC_MIN_WORK;
 }
 
 static bool
