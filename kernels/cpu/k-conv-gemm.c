@@ -7,6 +7,12 @@
  *     loads, reads the input in place: the micro-kernel's lanes are output
  *     positions, each tap a shift of the input, and the lanes whose shifted
  *     input falls in the padding load nothing (k_conv_tile);
+ *   - a strided convolution over one or two axes whose taps reach no
+ *     further than one stride past the output position (3x3 stride 2 pad
+ *     1, 1x1 stride 2) does the same on a per-thread copy of the input
+ *     split into its stride phases (even and odd rows and columns for
+ *     stride 2), each phase as large as the output: every tap is then a
+ *     shift of one phase;
  *   - elsewhere a 1x1 convolution with stride 1 and no padding reads the
  *     input planes in place (B is X, channels by positions);
  *   - a stride-1 convolution over one or two axes reads a padded copy of a
@@ -24,11 +30,12 @@
 #include "config.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "k-conv-gemm.h"
 
-enum { SRC_DIRECT, SRC_POINTWISE, SRC_SHIFTED, SRC_IM2COL };
+enum { SRC_DIRECT, SRC_PHASED, SRC_POINTWISE, SRC_SHIFTED, SRC_IM2COL };
 
 /* Bytes of B source one thread keeps for a block (the padded rows or the
  * im2col tile), read by every panel of filters in turn: half of the 1 MiB
@@ -57,8 +64,10 @@ typedef struct gplan {
 	int64_t mblock, mblocks;  /* output channels per block, a multiple of mr */
 	int64_t tasks;            /* batch x groups x blocks x mblocks */
 	int64_t wp;               /* shifted: the padded row, positions per output row */
-	int64_t span;             /* shifted: input rows one block reads */
-	int64_t pitch;            /* shifted: floats per channel of the copy; im2col: per row */
+	int64_t span;             /* shifted, phased: input (phase) rows one block reads */
+	int64_t pitch;            /* shifted: floats per channel of the copy; phased: per phase;
+	                           * im2col: per row */
+	int64_t phases;           /* phased: stride phases per channel */
 	size_t off_floats, a_floats, b_floats, slot_floats;
 } gplan;
 
@@ -99,6 +108,38 @@ shifted_positions(const gplan *p, int64_t rows)
 	return (rows - 1) * p->wp + p->g.out[2];
 }
 
+/* floor(a / b) for b > 0. */
+static int64_t
+div_down(int64_t a, int64_t b)
+{
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* Where tap k of axis a (1 rows, 2 columns) reads, relative to the output
+ * position times the stride: a shift in whole strides and a phase. */
+static void
+tap_phase(const k_geometry *g, int a, int64_t k, int64_t *shift, int64_t *phase)
+{
+	int64_t reach = k * g->dilation[a] - g->pad[a];
+	*shift = div_down(reach, g->stride[a]);
+	*phase = reach - *shift * g->stride[a];
+}
+
+/* Whether a strided convolution suits the phased source: no tap reaches a
+ * stride or more past its output position (so each phase needs no more
+ * rows or columns than the output has). */
+static bool
+phased_fits(const k_geometry *g)
+{
+	for (int a = 1; a <= 2; a++) {
+		int64_t shift, phase;
+		tap_phase(g, a, g->kernel[a] - 1, &shift, &phase);
+		if (shift > 0 || g->pad[a] < 0)
+			return false;
+	}
+	return g->stride[1] * g->stride[2] <= 64;
+}
+
 /*
  * Plans for `threads` threads: blocks sized for L2, then cut finer while
  * there are fewer tasks than threads, first along the positions (as long
@@ -118,6 +159,9 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 	if (kr->conv_tile != NULL && flat && g->stride[1] == 1 && g->stride[2] == 1 && same &&
 	    g->in_size < INT32_MAX / 4)
 		p->source = SRC_DIRECT;
+	else if (kr->conv_tile != NULL && flat && !unit && phased_fits(g) &&
+	         cg * g->stride[1] * g->stride[2] * g->out_size < INT32_MAX / 4)
+		p->source = SRC_PHASED;
 	else if (g->kernel_size == 1 && unit && unpadded && g->in_size == g->out_size)
 		p->source = SRC_POINTWISE;
 	else if (flat && g->stride[1] == 1 && g->stride[2] == 1)
@@ -148,8 +192,27 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 		p->b_floats = line_floats(cg * p->pitch + nr + 16);
 		if (cg * p->pitch + nr + 16 > INT32_MAX)
 			p->source = SRC_IM2COL;
+	} else if (p->source == SRC_PHASED) {
+		int64_t shift, phase;
+		tap_phase(g, 1, 0, &shift, &phase);
+		p->phases = g->stride[1] * g->stride[2];
+		int64_t rows = B_TARGET_BYTES / (int64_t)sizeof(float) / max64(cg * p->phases * g->out[2], 1) + shift;
+		rows = min64(max64(rows, 1), g->out[1]);
+		rows = div_up(g->out[1], div_up(g->out[1], rows));
+		if (need > 1) {
+			int64_t split = div_up(g->out[1], need);
+			if (split * g->out[2] >= 2 * nr)
+				rows = min64(rows, split);
+			else
+				split_channels = true;
+		}
+		p->block = rows;
+		p->blocks = div_up(g->out[1], rows);
+		p->span = rows - shift;
+		p->pitch = p->span * g->out[2];
+		p->b_floats = line_floats(cg * p->phases * p->pitch);
 	}
-	if (p->source != SRC_SHIFTED) {
+	if (p->source != SRC_SHIFTED && p->source != SRC_PHASED) {
 		int64_t per_position = p->source == SRC_IM2COL ? p->depth : cg;
 		int64_t width = B_TARGET_BYTES / (int64_t)sizeof(float) / max64(per_position, 1) / nr * nr;
 		width = min64(max64(width, nr), round_up(g->out_size, nr));
@@ -187,8 +250,11 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 	p->mblock = round_up(div_up(g->out_per_group, p->mblocks), mr);
 	p->mblocks = div_up(g->out_per_group, p->mblock);
 	p->tasks = planes * p->blocks * p->mblocks;
-	/* int32 offsets (direct: the taps' row and column shifts), as many as floats */
-	p->off_floats = line_floats(p->source == SRC_DIRECT ? 2 * g->kernel_size : p->depth);
+	/* int32 offsets (direct: the taps' row and column shifts; phased: and
+	 * their phases' places), as many as floats */
+	p->off_floats = line_floats(p->source == SRC_DIRECT   ? 2 * g->kernel_size
+	                            : p->source == SRC_PHASED ? 3 * g->kernel_size
+	                                                      : p->depth);
 	p->a_floats = packed ? 0 : line_floats(p->mblock * p->depth);
 	p->slot_floats = p->off_floats + p->a_floats + p->b_floats;
 	return true;
@@ -206,7 +272,8 @@ tile_use(const k_geometry *g, const k_gemm_kernel *kr)
 	double computed = 0.0;
 	for (int64_t b = 0; b < p.blocks; b++) {
 		int64_t positions = p.source == SRC_SHIFTED ? shifted_positions(&p, min64(p.block, g->out[1] - b * p.block))
-		                                            : min64(p.block, g->out_size - b * p.block);
+		                    : p.source == SRC_PHASED ? min64(p.block, g->out[1] - b * p.block) * g->out[2]
+		                                             : min64(p.block, g->out_size - b * p.block);
 		computed += (double)round_up(positions, kr->nr);
 	}
 	return (double)g->out_size / computed * (double)g->out_per_group /
@@ -309,7 +376,8 @@ k_conv_gemm_pack(const k_geometry *g, const float *weights, void *packed)
 	packed_head *h = packed;
 	*h = (packed_head){ .magic = PACKED_MAGIC, .isa = (int32_t)kr->isa, .nr = kr->nr, .groups = g->groups,
 		            .out_per_group = g->out_per_group, .depth = depth,
-		            .group_floats = group_floats(kr, g), .tap_major = p.source == SRC_DIRECT };
+		            .group_floats = group_floats(kr, g),
+		            .tap_major = p.source == SRC_DIRECT || p.source == SRC_PHASED };
 	float *data = (float *)(h + 1);
 	for (int64_t grp = 0; grp < g->groups; grp++)
 		pack_filters(g, kr, h->tap_major, weights + grp * g->out_per_group * depth, 0, g->out_per_group,
@@ -359,6 +427,18 @@ fill_offsets(const gplan *p, int32_t *off)
 			}
 		return;
 	}
+	if (p->source == SRC_PHASED) {
+		for (int64_t kh = 0; kh < g->kernel[1]; kh++)
+			for (int64_t kw = 0; kw < g->kernel[2]; kw++, t++) {
+				int64_t dy, py, dx, px;
+				tap_phase(g, 1, kh, &dy, &py);
+				tap_phase(g, 2, kw, &dx, &px);
+				off[t] = (int32_t)dy;
+				off[g->kernel_size + t] = (int32_t)dx;
+				off[2 * g->kernel_size + t] = (int32_t)((py * g->stride[2] + px) * p->pitch);
+			}
+		return;
+	}
 	for (int64_t c = 0; c < g->in_per_group; c++)
 		for (int64_t kd = 0; kd < g->kernel[0]; kd++)
 			for (int64_t kh = 0; kh < g->kernel[1]; kh++)
@@ -371,6 +451,56 @@ fill_offsets(const gplan *p, int32_t *off)
 					else
 						off[t] = (int32_t)(t * p->pitch);
 				}
+}
+
+/*
+ * The stride phases of one group's input for output rows from r0: phase
+ * (py, px) row i, column j holds input (i * sy + py, j * sx + px), or 0
+ * outside the input, for phase rows [r0 + shift, r0 + shift + p->span)
+ * (shift: that of the first tap, zero or negative) and the output's
+ * columns; channel after channel, phase after phase. Phases no tap reads
+ * are left as they are.
+ */
+static void
+phase_rows(const gplan *p, const float *x, int64_t r0, float *dst)
+{
+	const k_geometry *g = &p->g;
+	int64_t sy = g->stride[1], sx = g->stride[2], wo = g->out[2], top, unused;
+	tap_phase(g, 1, 0, &top, &unused);
+	for (int64_t py = 0; py < sy; py++)
+		for (int64_t px = 0; px < sx; px++) {
+			bool used = false;
+			for (int64_t kh = 0; kh < g->kernel[1] && !used; kh++)
+				for (int64_t kw = 0; kw < g->kernel[2] && !used; kw++) {
+					int64_t dy, ty, dx, tx;
+					tap_phase(g, 1, kh, &dy, &ty);
+					tap_phase(g, 2, kw, &dx, &tx);
+					used = ty == py && tx == px;
+				}
+			if (!used)
+				continue;
+			/* The output columns whose input column lies inside. */
+			int64_t inside = px < g->in[2] ? min64(wo, div_up(g->in[2] - px, sx)) : 0;
+			for (int64_t c = 0; c < g->in_per_group; c++) {
+				float *plane = dst + (c * p->phases + py * sx + px) * p->pitch;
+				for (int64_t r = 0; r < p->span; r++) {
+					float *row = plane + r * wo;
+					int64_t ih = (r0 + top + r) * sy + py;
+					if (ih < 0 || ih >= g->in[1]) {
+						memset(row, 0, (size_t)wo * sizeof *row);
+						continue;
+					}
+					const float *src = x + c * g->in_size + ih * g->in[2] + px;
+					if (sx == 1) {
+						memcpy(row, src, (size_t)inside * sizeof *row);
+					} else {
+						for (int64_t j = 0; j < inside; j++)
+							row[j] = src[j * sx];
+					}
+					memset(row + inside, 0, (size_t)(wo - inside) * sizeof *row);
+				}
+			}
+		}
 }
 
 /*
@@ -410,13 +540,15 @@ store_shifted(const gplan *p, const k_tile *t, int rows, int64_t p0, int64_t col
 }
 
 /*
- * The direct source: positions [first, first + positions) of one plane for
- * filters [m0, m1) (packed from a_base), read from the input x in place.
- * shifts: the taps' row shifts, then their column shifts.
+ * The direct and phased sources: output positions [first, first +
+ * positions) of one plane for filters [m0, m1) (packed from a_base). The
+ * direct source reads the input x in place; the phased one the phases in
+ * the slot (b), which hold output rows from r0 on. shifts: the taps' row
+ * shifts, then their column shifts, then (phased) their phases' places.
  */
 static void
-direct_block(const gplan *p, const float *a_base, const float *x, int64_t first, int64_t positions, int64_t m0,
-             int64_t m1, float *out, const float *bias, const int32_t *shifts)
+direct_block(const gplan *p, const float *a_base, const float *x, const float *b, int64_t r0, int64_t first,
+             int64_t positions, int64_t m0, int64_t m1, float *out, const float *bias, const int32_t *shifts)
 {
 	const k_geometry *g = &p->g;
 	const k_gemm_kernel *kr = p->kr;
@@ -424,6 +556,17 @@ direct_block(const gplan *p, const float *a_base, const float *x, int64_t first,
 	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
 	k_conv_tile t = { .x = x, .channels = g->in_per_group, .plane = g->in_size, .taps = (int)g->kernel_size,
 		          .dy = shifts, .dx = shifts + g->kernel_size, .h = g->in[1], .w = g->in[2] };
+	if (p->source == SRC_PHASED) {
+		/* Positions count from the plane's start; the phases in the slot
+		 * from their first row (r0 + the first tap's shift). */
+		int64_t top, unused;
+		tap_phase(g, 1, 0, &top, &unused);
+		t.x = (const float *)((uintptr_t)b - (uintptr_t)((r0 + top) * g->out[2] * (int64_t)sizeof(float)));
+		t.plane = p->phases * p->pitch;
+		t.base = shifts + 2 * g->kernel_size;
+		t.h = g->out[1];
+		t.w = g->out[2];
+	}
 	for (int64_t i = m0; i < m1; i += mr) {
 		int rows = (int)min64(mr, m1 - i);
 		t.a = a_base + (i - m0) / mr * p->depth * mr;
@@ -490,15 +633,23 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 			a_base = (const float *)(a->packed + 1) + grp * a->packed->group_floats + m0 / mr * depth * mr;
 		} else {
 			if (have_a != grp * p->mblocks + mb) {
-				pack_filters(g, kr, p->source == SRC_DIRECT, a->weights + grp * g->out_per_group * depth, m0,
-				             m1, a_buf);
+				pack_filters(g, kr, p->source == SRC_DIRECT || p->source == SRC_PHASED,
+				             a->weights + grp * g->out_per_group * depth, m0, m1, a_buf);
 				have_a = grp * p->mblocks + mb;
 			}
 			a_base = a_buf;
 		}
 		if (p->source == SRC_DIRECT) {
 			int64_t first = blk * p->block, positions = min64(p->block, g->out_size - first);
-			direct_block(p, a_base, x, first, positions, m0, m1, out, bias, off);
+			direct_block(p, a_base, x, NULL, 0, first, positions, m0, m1, out, bias, off);
+			continue;
+		}
+		if (p->source == SRC_PHASED) {
+			int64_t r0 = blk * p->block, rows = min64(p->block, g->out[1] - r0);
+			if (have_b != field)
+				phase_rows(p, x, r0, b_buf);
+			have_b = field;
+			direct_block(p, a_base, x, b_buf, r0, r0 * g->out[2], rows * g->out[2], m0, m1, out, bias, off);
 			continue;
 		}
 		/* B: its base, the positions of the block, where they go. */
@@ -582,7 +733,7 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
 		assert(kr != NULL);
 		gplan q;
 		gplan_make(g, kr, 1, true, &q);
-		assert((q.source == SRC_DIRECT) == (h->tap_major != 0));
+		assert((q.source == SRC_DIRECT || q.source == SRC_PHASED) == (h->tap_major != 0));
 	} else {
 		kr = conv_kernel(g, k_cpu_isa());
 	}

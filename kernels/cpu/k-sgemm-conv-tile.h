@@ -54,7 +54,8 @@ CONV_TILE_FN(const k_conv_tile *t)
 		}
 		/* The address of the tile's first lane, shifted; lanes outside the
 		 * input are never loaded, so it may lie outside it. */
-		uintptr_t b = (uintptr_t)t->x + (uintptr_t)((t->p + (int64_t)dy * t->w + dx) * (int64_t)sizeof(float));
+		int64_t shift = t->p + (int64_t)dy * t->w + dx + (t->base ? t->base[tap] : 0);
+		uintptr_t b = (uintptr_t)t->x + (uintptr_t)(shift * (int64_t)sizeof(float));
 		uintptr_t step = (uintptr_t)(t->plane * (int64_t)sizeof(float));
 		for (int64_t c = 0; c < t->channels; c++, a += MR, b += step) {
 			VEC bv[NV];

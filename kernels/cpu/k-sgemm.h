@@ -50,9 +50,9 @@ typedef struct k_tile {
  * A register tile of a stride-1 convolution whose output is as large as its
  * input (same padding), read from the input where it lies: the `cols`
  * output positions from position p of an h x w plane (row-major), summed
- * over taps (each an input shift of dy rows and dx columns) and input
- * channels (plane floats apart from x), input outside the plane reading as
- * zero. A is packed with its steps in (tap, channel) order. The result goes
+ * over taps (each an input shift of dy rows and dx columns, from x plus
+ * the tap's base) and input channels (plane floats apart), input outside
+ * the plane reading as zero. A is packed with its steps in (tap, channel) order. The result goes
  * to c as k_tile's does, only the first cols columns of each row.
  */
 typedef struct k_conv_tile {
@@ -61,6 +61,7 @@ typedef struct k_conv_tile {
 	int64_t channels, plane;
 	int taps;
 	const int32_t *dy, *dx;
+	const int32_t *base;     /* NULL, or per tap floats added to x (which input a tap reads) */
 	int64_t p, h, w;
 	int cols;
 	float *c;

@@ -561,6 +561,17 @@ Test(k_nn, conv_fast_paths)
 	even.out[0] = even.in[0];
 	even.out[1] = even.in[1];
 	check_conv(&r, &even, false, false);
+	/* Strided convolutions split into stride phases: 3x3 stride 2 pad 1 on
+	 * even and odd sizes, 1x1 stride 2, stride 3, strides of 2 and 1. */
+	k_window strided[] = {
+		window2d(1, 24, 40, 1, 28, 28, 3, 2, 1), window2d(2, 6, 13, 1, 15, 17, 3, 2, 1),
+		window2d(1, 20, 16, 1, 14, 14, 1, 2, 0), window2d(1, 5, 8, 1, 19, 23, 3, 3, 1),
+		window2d(1, 7, 9, 1, 11, 12, 3, 2, 1),
+	};
+	strided[4].stride[1] = 1;
+	strided[4].out[1] = strided[4].in[1];
+	for (size_t i = 0; i < sizeof strided / sizeof strided[0]; i++)
+		check_conv(&r, &strided[i], false, i % 2 == 0);
 	k_window line = { .spatial = 1, .batch = 2, .in_channels = 7, .out_channels = 11, .groups = 1,
 		          .in = { 50 }, .out = { 50 }, .kernel = { 5 }, .stride = { 1 }, .dilation = { 1 },
 		          .pad_begin = { 2 }, .pad_end = { 2 } };
