@@ -526,14 +526,16 @@ k_conv_packed(const k_window *w, const float *x, const float *weights, const voi
 	conv_plan p;
 	conv_plan_make(w, threads, &p);
 	conv_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .y = y, .scratch = scratch };
-	if (!p.reference && !p.direct && (packed != NULL || own_gemm(&p))) {
-		k_conv_gemm(&p.g, x, weights, packed, bias, y, scratch, slots, ctx);
-	} else if (p.reference) {
+	/* Paths that take the weights as they are (reference, direct) come
+	 * first; own_gemm and k_conv_packed_bytes leave them alone. */
+	if (p.reference) {
 		k_conv_ref(w, x, weights, bias, y);
 	} else if (p.direct) {
 		int64_t work = p.g.out_size * p.g.kernel_size;
 		k_parallel_for(ctx, p.g.batch * p.g.out_channels, work >= 16384 ? 1 : 16384 / (work + 1) + 1,
 		               conv_direct_range, &a);
+	} else if (packed != NULL || own_gemm(&p)) {
+		k_conv_gemm(&p.g, x, weights, packed, bias, y, scratch, slots, ctx);
 	} else {
 		a.chunks = p.tasks < threads ? p.tasks : threads;
 		k_parallel_for(ctx, a.chunks, 1, conv_chunks, &a);
