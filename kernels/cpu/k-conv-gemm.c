@@ -13,10 +13,11 @@
  *     split into its stride phases (even and odd rows and columns for
  *     stride 2), each phase as large as the output: every tap is then a
  *     shift of one phase;
- *   - elsewhere a 1x1 convolution with stride 1 and no padding reads the
- *     input planes in place (B is X, channels by positions);
- *   - a stride-1 convolution over one or two axes reads a padded copy of a
- *     few input rows that each thread makes in its own slot. Its positions
+ *   - elsewhere (the portable level, or other sizes) a 1x1 convolution with
+ *     stride 1 and no padding reads the input planes in place (B is X,
+ *     channels by positions);
+ *   - and a stride-1 convolution over one or two axes reads a padded copy
+ *     of a few input rows that each thread makes in its own slot. Its positions
  *     are counted over the padded width, so that the tap (kh, kw) of every
  *     position is the same shift of the copy and the micro-kernel reads B
  *     rows at fixed offsets from it (the columns past the output width are
@@ -37,9 +38,10 @@
 
 enum { SRC_DIRECT, SRC_PHASED, SRC_POINTWISE, SRC_SHIFTED, SRC_IM2COL };
 
-/* Bytes of B source one thread keeps for a block (the padded rows or the
- * im2col tile), read by every panel of filters in turn: half of the 1 MiB
- * L2 of a Zen 4 core, the rest for the filters. */
+/* Bytes of B source one thread keeps for a block (the input it reads, the
+ * phases, the padded rows or the im2col tile), read by every panel of
+ * filters in turn: half of the 1 MiB L2 of a Zen 4 core, the rest for the
+ * filters. */
 #define B_TARGET_BYTES (512 * 1024)
 
 /* The header of packed filters: which kernel packed them, and for what. */
@@ -49,7 +51,7 @@ typedef struct packed_head {
 	int64_t nr;           /* which of the level's kernels: the width of its tile */
 	int64_t groups, out_per_group, depth;
 	int64_t group_floats; /* floats of one group's panels */
-	int64_t tap_major;    /* steps in (tap, channel) order: for the direct source */
+	int64_t tap_major;    /* steps in (tap, channel) order: for the direct and phased sources */
 	int64_t reserved;
 } packed_head;
 _Static_assert(sizeof(packed_head) == 64, "the packed filters start 64 bytes in");
@@ -59,8 +61,8 @@ typedef struct gplan {
 	k_geometry g;
 	const k_gemm_kernel *kr;
 	int source;
-	int64_t depth;            /* GEMM K: in_per_group x kernel_size (direct: taps x in_per_group) */
-	int64_t block, blocks;    /* per plane: output rows (shifted) or positions per block */
+	int64_t depth;            /* GEMM K: in_per_group x kernel_size */
+	int64_t block, blocks;    /* per plane: output rows (shifted, phased) or positions per block */
 	int64_t mblock, mblocks;  /* output channels per block, a multiple of mr */
 	int64_t tasks;            /* batch x groups x blocks x mblocks */
 	int64_t wp;               /* shifted: the padded row, positions per output row */
