@@ -62,7 +62,8 @@ typedef struct gplan {
 	const k_gemm_kernel *kr;
 	int source;
 	int64_t depth;            /* GEMM K: in_per_group x kernel_size */
-	int64_t block, blocks;    /* per plane: output rows (shifted, phased) or positions per block */
+	int64_t units;            /* per plane: output rows (shifted, phased) or register tiles of positions */
+	int64_t blocks, block;    /* blocks per plane, units in the largest */
 	int64_t mblock, mblocks;  /* output channels per block, a multiple of mr */
 	int64_t tasks;            /* batch x groups x blocks x mblocks */
 	int64_t wp;               /* shifted: the padded row, positions per output row */
@@ -108,6 +109,21 @@ static int64_t
 shifted_positions(const gplan *p, int64_t rows)
 {
 	return (rows - 1) * p->wp + p->g.out[2];
+}
+
+/* Block b's part of a plane: output rows [*lo, *hi) for the shifted and
+ * phased sources, positions otherwise. */
+static void
+block_span(const gplan *p, int64_t b, int64_t *lo, int64_t *hi)
+{
+	int64_t u0 = b * p->units / p->blocks, u1 = (b + 1) * p->units / p->blocks;
+	if (p->source == SRC_SHIFTED || p->source == SRC_PHASED) {
+		*lo = u0;
+		*hi = u1;
+	} else {
+		*lo = u0 * p->kr->nr;
+		*hi = min64(u1 * p->kr->nr, p->g.out_size);
+	}
 }
 
 /* floor(a / b) for b > 0. */
@@ -170,78 +186,67 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 		p->source = SRC_SHIFTED;
 	else
 		p->source = SRC_IM2COL;
-	int64_t planes = g->batch * g->groups;
-	int64_t need = planes < threads ? div_up(threads, planes) : 1;
-	bool split_channels = false;
+	/*
+	 * Blocks: of output rows for the sources that copy rows (shifted,
+	 * phased), else of register tiles of positions. As few as keep a
+	 * block's B source within B_TARGET_BYTES, in a multiple of the pieces
+	 * each plane is cut into for the threads, their bounds spread evenly
+	 * over the units, so that every thread gets the same share.
+	 */
+	bool by_rows = p->source == SRC_SHIFTED || p->source == SRC_PHASED;
+	int64_t target = B_TARGET_BYTES / (int64_t)sizeof(float), most, unit_positions, extra = 0;
 	if (p->source == SRC_SHIFTED) {
 		p->wp = g->out[2] + (g->kernel[2] - 1) * g->dilation[2];
-		int64_t extra = (g->kernel[1] - 1) * g->dilation[1];
-		int64_t rows = B_TARGET_BYTES / (int64_t)sizeof(float) / max64(cg * p->wp, 1) - extra;
-		rows = min64(max64(rows, 1), g->out[1]);
-		rows = div_up(g->out[1], div_up(g->out[1], rows));
-		if (need > 1) {
-			int64_t split = div_up(g->out[1], need);
-			if (shifted_positions(p, split) >= 2 * nr)
-				rows = min64(rows, split);
-			else
-				split_channels = true;
-		}
-		p->block = rows;
-		p->blocks = div_up(g->out[1], rows);
-		p->span = rows + extra;
+		extra = (g->kernel[1] - 1) * g->dilation[1];
+		most = target / max64(cg * p->wp, 1) - extra;
+		unit_positions = p->wp;
+	} else if (p->source == SRC_PHASED) {
+		int64_t shift, phase;
+		tap_phase(g, 1, 0, &shift, &phase);
+		extra = -shift;
+		p->phases = g->stride[1] * g->stride[2];
+		most = target / max64(cg * p->phases * g->out[2], 1) - extra;
+		unit_positions = g->out[2];
+	} else {
+		most = target / max64((p->source == SRC_IM2COL ? p->depth : cg) * nr, 1);
+		unit_positions = nr;
+	}
+	p->units = by_rows ? g->out[1] : div_up(g->out_size, nr);
+	int64_t planes = g->batch * g->groups;
+	int64_t parts = planes < threads ? div_up(threads, planes) : 1;
+	bool split_channels = false;
+	/* Cutting a plane pays while each piece keeps two register tiles;
+	 * below that the threads share the output channels instead. */
+	if (parts > 1 && div_up(p->units, parts) * unit_positions < 2 * nr) {
+		parts = 1;
+		split_channels = true;
+	}
+	int64_t per_part = div_up(p->units, parts);
+	p->blocks = max64(1, min64(p->units, div_up(per_part, max64(most, 1)) * parts));
+	p->block = div_up(p->units, p->blocks); /* the largest block, in units */
+	if (p->source == SRC_SHIFTED) {
+		p->span = p->block + extra;
 		p->pitch = p->span * p->wp;
 		/* Reads run up to a register tile past the last position. */
 		p->b_floats = line_floats(cg * p->pitch + nr + 16);
 		if (cg * p->pitch + nr + 16 > INT32_MAX)
-			p->source = SRC_IM2COL;
+			return false;
 	} else if (p->source == SRC_PHASED) {
-		int64_t shift, phase;
-		tap_phase(g, 1, 0, &shift, &phase);
-		p->phases = g->stride[1] * g->stride[2];
-		int64_t rows = B_TARGET_BYTES / (int64_t)sizeof(float) / max64(cg * p->phases * g->out[2], 1) + shift;
-		rows = min64(max64(rows, 1), g->out[1]);
-		rows = div_up(g->out[1], div_up(g->out[1], rows));
-		if (need > 1) {
-			int64_t split = div_up(g->out[1], need);
-			if (split * g->out[2] >= 2 * nr)
-				rows = min64(rows, split);
-			else
-				split_channels = true;
-		}
-		p->block = rows;
-		p->blocks = div_up(g->out[1], rows);
-		p->span = rows - shift;
+		p->span = p->block + extra;
 		p->pitch = p->span * g->out[2];
 		p->b_floats = line_floats(cg * p->phases * p->pitch);
-	}
-	if (p->source != SRC_SHIFTED && p->source != SRC_PHASED) {
-		int64_t per_position = p->source == SRC_IM2COL ? p->depth : cg;
-		int64_t width = B_TARGET_BYTES / (int64_t)sizeof(float) / max64(per_position, 1) / nr * nr;
-		width = min64(max64(width, nr), round_up(g->out_size, nr));
-		/* Blocks of even width, so that the last is not a sliver. */
-		width = round_up(div_up(g->out_size, div_up(g->out_size, width)), nr);
-		if (need > 1) {
-			int64_t split = round_up(div_up(g->out_size, need), nr);
-			if (split >= 2 * nr)
-				width = min64(width, split);
-			else
-				split_channels = true;
-		}
-		p->block = width;
-		p->blocks = div_up(g->out_size, width);
-		if (p->source == SRC_DIRECT) {
-			p->b_floats = 0;
-		} else if (p->source == SRC_POINTWISE) {
-			/* The last register tile of a plane comes packed from a copy. */
-			p->b_floats = line_floats(p->depth * nr);
-			if (cg * g->in_size > INT32_MAX)
-				return false;
-		} else {
-			p->pitch = width;
-			p->b_floats = line_floats(p->depth * width + nr + 16);
-			if (p->depth * width + nr + 16 > INT32_MAX)
-				return false;
-		}
+	} else if (p->source == SRC_DIRECT) {
+		p->b_floats = 0;
+	} else if (p->source == SRC_POINTWISE) {
+		/* The last register tile of a plane comes packed from a copy. */
+		p->b_floats = line_floats(p->depth * nr);
+		if (cg * g->in_size > INT32_MAX)
+			return false;
+	} else {
+		p->pitch = p->block * nr;
+		p->b_floats = line_floats(p->depth * p->pitch + nr + 16);
+		if (p->depth * p->pitch + nr + 16 > INT32_MAX)
+			return false;
 	}
 	p->mblocks = 1;
 	p->mblock = g->out_per_group;
@@ -273,9 +278,11 @@ tile_use(const k_geometry *g, const k_gemm_kernel *kr)
 		return 0.0;
 	double computed = 0.0;
 	for (int64_t b = 0; b < p.blocks; b++) {
-		int64_t positions = p.source == SRC_SHIFTED ? shifted_positions(&p, min64(p.block, g->out[1] - b * p.block))
-		                    : p.source == SRC_PHASED ? min64(p.block, g->out[1] - b * p.block) * g->out[2]
-		                                             : min64(p.block, g->out_size - b * p.block);
+		int64_t lo, hi;
+		block_span(&p, b, &lo, &hi);
+		int64_t positions = p.source == SRC_SHIFTED  ? shifted_positions(&p, hi - lo)
+		                    : p.source == SRC_PHASED ? (hi - lo) * g->out[2]
+		                                             : hi - lo;
 		computed += (double)round_up(positions, kr->nr);
 	}
 	return (double)g->out_size / computed * (double)g->out_per_group /
@@ -641,32 +648,31 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 			}
 			a_base = a_buf;
 		}
+		int64_t lo, hi;
+		block_span(p, blk, &lo, &hi);
 		if (p->source == SRC_DIRECT) {
-			int64_t first = blk * p->block, positions = min64(p->block, g->out_size - first);
-			direct_block(p, a_base, x, NULL, 0, first, positions, m0, m1, out, bias, off);
+			direct_block(p, a_base, x, NULL, 0, lo, hi - lo, m0, m1, out, bias, off);
 			continue;
 		}
 		if (p->source == SRC_PHASED) {
-			int64_t r0 = blk * p->block, rows = min64(p->block, g->out[1] - r0);
 			if (have_b != field)
-				phase_rows(p, x, r0, b_buf);
+				phase_rows(p, x, lo, b_buf);
 			have_b = field;
-			direct_block(p, a_base, x, b_buf, r0, r0 * g->out[2], rows * g->out[2], m0, m1, out, bias, off);
+			direct_block(p, a_base, x, b_buf, lo, lo * g->out[2], (hi - lo) * g->out[2], m0, m1, out, bias, off);
 			continue;
 		}
 		/* B: its base, the positions of the block, where they go. */
-		int64_t first = blk * p->block, positions, r0 = 0;
+		int64_t first = lo, positions, r0 = 0;
 		const float *b_base;
 		bool tail_packed = false;
 		if (p->source == SRC_SHIFTED) {
-			r0 = first;
-			int64_t rows = min64(p->block, g->out[1] - r0);
-			positions = shifted_positions(p, rows);
+			r0 = lo;
+			positions = shifted_positions(p, hi - lo);
 			if (have_b != field)
 				pad_rows(p, x, r0, b_buf);
 			b_base = b_buf;
 		} else {
-			positions = min64(p->block, g->out_size - first);
+			positions = hi - lo;
 			if (p->source == SRC_POINTWISE) {
 				b_base = x + first;
 				if (positions % nr != 0 && have_b != field) {
