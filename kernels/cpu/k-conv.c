@@ -1,6 +1,7 @@
 /* Convolution and deconvolution on the CPU: direct reference loops, and fast
- * paths through im2col (or col2im) and OpenBLAS sgemm, or direct loops for
- * one input channel per group. */
+ * paths: products on Strata's own SGEMM (k-conv-gemm.c), im2col (or
+ * col2im) with OpenBLAS sgemm, or direct loops for one input channel per
+ * group. */
 #include "config.h"
 
 #include <limits.h>
@@ -8,6 +9,7 @@
 
 #include <cblas.h>
 
+#include "k-conv-gemm.h"
 #include "k-nn.h"
 
 void
@@ -236,11 +238,25 @@ threads_used(int slots, const st_exec_ctx *ctx)
 	return threads < 1 ? 1 : threads;
 }
 
+/* Whether a convolution the fast paths take as a product runs on our own
+ * SGEMM rather than im2col and OpenBLAS: always, unless k_gemm_force says
+ * otherwise (tests, benchmarks). Ours was as fast or faster on every
+ * convolution shape of ResNet-18 (bench-gemm --resnet, docs/performance.md). */
+static bool
+own_gemm(const conv_plan *p)
+{
+	return !p->reference && !p->direct && k_gemm_forced() != K_GEMM_OPENBLAS && k_conv_gemm_fits(&p->g);
+}
+
 /* Each thread count up to `slots` plans differently (fewer threads take
  * wider tiles): room for whichever the run will use. */
 size_t
 k_conv_scratch_bytes(const k_window *w, int slots)
 {
+	conv_plan own;
+	conv_plan_make(w, 1, &own);
+	if (own_gemm(&own))
+		return k_conv_gemm_scratch_bytes(&own.g, slots, false);
 	size_t most = 0;
 	for (int t = 1; t <= slots || t == 1; t++) {
 		conv_plan p;
@@ -251,21 +267,17 @@ k_conv_scratch_bytes(const k_window *w, int slots)
 	return most;
 }
 
-/*
- * Copies the receptive fields of output positions [p0, p1) of one group's
- * input channels into col: row r = (c, kd, kh, kw) holds, for each of the
- * positions, the input element that tap reads, or 0 in the padding.
- */
-static void
-im2col(const k_geometry *g, const float *x, int64_t p0, int64_t p1, float *col)
+/* Declared in k-conv-gemm.h, which its other user includes. */
+void
+k_im2col(const k_geometry *g, const float *x, int64_t p0, int64_t p1, int64_t pitch, float *col)
 {
-	int64_t width = p1 - p0, oplane = g->out[1] * g->out[2];
+	int64_t oplane = g->out[1] * g->out[2];
 	for (int64_t c = 0; c < g->in_per_group; c++) {
 		const float *in = x + c * g->in_size;
 		for (int64_t kd = 0; kd < g->kernel[0]; kd++)
 		for (int64_t kh = 0; kh < g->kernel[1]; kh++)
 		for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
-			float *row = col + (((c * g->kernel[0] + kd) * g->kernel[1] + kh) * g->kernel[2] + kw) * width;
+			float *row = col + (((c * g->kernel[0] + kd) * g->kernel[1] + kh) * g->kernel[2] + kw) * pitch;
 			int64_t od = p0 / oplane, oh = p0 % oplane / g->out[2], ow = p0 % g->out[2];
 			for (int64_t p = p0; p < p1;) {
 				int64_t run = g->out[2] - ow < p1 - p ? g->out[2] - ow : p1 - p;
@@ -329,7 +341,7 @@ conv_tasks(const conv_args *a, int64_t t0, int64_t t1, float *col)
 			ldb = (int)g->in_size;
 		} else {
 			if (filled != field) {
-				im2col(g, in, q0, q1, col);
+				k_im2col(g, in, q0, q1, q1 - q0, col);
 				filled = field;
 			}
 			b = col;
@@ -475,20 +487,55 @@ conv_direct_range(void *arg, int64_t t0, int64_t t1)
 	}
 }
 
+size_t
+k_conv_packed_bytes(const k_window *w)
+{
+	conv_plan p;
+	conv_plan_make(w, 1, &p);
+	return own_gemm(&p) ? k_conv_gemm_packed_bytes(&p.g) : 0;
+}
+
+void
+k_conv_pack(const k_window *w, const float *weights, void *packed)
+{
+	conv_plan p;
+	conv_plan_make(w, 1, &p);
+	k_conv_gemm_pack(&p.g, weights, packed);
+}
+
+size_t
+k_conv_packed_scratch_bytes(const k_window *w, int slots)
+{
+	conv_plan p;
+	conv_plan_make(w, 1, &p);
+	return own_gemm(&p) ? k_conv_gemm_scratch_bytes(&p.g, slots, true) : k_conv_scratch_bytes(w, slots);
+}
+
 void
 k_conv(const k_window *w, const float *x, const float *weights, const float *bias, float *y,
        void *scratch, int slots, const st_exec_ctx *ctx)
+{
+	k_conv_packed(w, x, weights, NULL, bias, y, scratch, slots, ctx);
+}
+
+void
+k_conv_packed(const k_window *w, const float *x, const float *weights, const void *packed, const float *bias,
+              float *y, void *scratch, int slots, const st_exec_ctx *ctx)
 {
 	int threads = threads_used(slots, ctx);
 	conv_plan p;
 	conv_plan_make(w, threads, &p);
 	conv_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .y = y, .scratch = scratch };
+	/* Paths that take the weights as they are (reference, direct) come
+	 * first; own_gemm and k_conv_packed_bytes leave them alone. */
 	if (p.reference) {
 		k_conv_ref(w, x, weights, bias, y);
 	} else if (p.direct) {
 		int64_t work = p.g.out_size * p.g.kernel_size;
 		k_parallel_for(ctx, p.g.batch * p.g.out_channels, work >= 16384 ? 1 : 16384 / (work + 1) + 1,
 		               conv_direct_range, &a);
+	} else if (packed != NULL || own_gemm(&p)) {
+		k_conv_gemm(&p.g, x, weights, packed, bias, y, scratch, slots, ctx);
 	} else {
 		a.chunks = p.tasks < threads ? p.tasks : threads;
 		k_parallel_for(ctx, a.chunks, 1, conv_chunks, &a);

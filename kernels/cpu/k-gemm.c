@@ -1,8 +1,10 @@
-/* Matrix products on the CPU: fully connected and numpy matmul through
- * OpenBLAS, their reference loops, and the threading helpers the other
- * kernels share. */
+/* Matrix products on the CPU: fully connected and numpy matmul on our own
+ * SGEMM (k-sgemm.c) or OpenBLAS, whichever measured faster for the shape,
+ * their reference loops, and the threading helpers the other kernels
+ * share. */
 #include "config.h"
 
+#include <assert.h>
 #include <limits.h>
 #include <pthread.h>
 #include <unistd.h>
@@ -10,6 +12,7 @@
 #include <cblas.h>
 
 #include "k-nn.h"
+#include "k-sgemm.h"
 
 /* ---- threads ---- */
 
@@ -48,6 +51,20 @@ k_gemm_init(void)
 	pthread_once(&once, blas_single_thread);
 }
 
+static k_gemm_impl forced = K_GEMM_AUTO;
+
+void
+k_gemm_force(k_gemm_impl impl)
+{
+	forced = impl;
+}
+
+k_gemm_impl
+k_gemm_forced(void)
+{
+	return forced;
+}
+
 /* Whether every size fits the 32-bit integers of the BLAS interface (the
  * leading dimensions here are these sizes; offsets stay 64-bit). */
 static bool
@@ -70,6 +87,100 @@ k_fully_connected_ref(int64_t n, int64_t k, int64_t m, const float *x, const flo
 			y[i * m + j] = (float)sum;
 		}
 	}
+}
+
+/*
+ * Which products go to our SGEMM (K_GEMM_AUTO), by bench-gemm --classes
+ * --cpu-time on the 2-vCPU Zen 4: medians of 21, ours against OpenBLAS
+ * 0.3.21 as these kernels call it, alternating in one process; ms, one
+ * thread (two threads):
+ *
+ *   fully connected   1 x 512 -> 1000    0.083 vs 0.030 (0.050 vs 0.022)  OpenBLAS (sgemv)
+ *                     2 x 512 -> 1000    0.081 vs 0.135 (0.053 vs 0.023)  OpenBLAS
+ *                     4 x 512 -> 1000    0.095 vs 0.145 (0.066 vs 0.122)  ours
+ *                     8 x 512 -> 1000    0.075 vs 0.183 (0.059 vs 0.144)  ours
+ *                    32 x 2048 -> 1000   1.32  vs 2.61  (0.88  vs 1.83)   ours
+ *                   128 x 1024 -> 1024   2.77  vs 3.49                    ours
+ *                    16 x 64 -> 10       0.0022 vs 0.0012                 OpenBLAS
+ *                     1 x 4096 -> 4096   4.03  vs 2.98                    OpenBLAS (sgemv)
+ *   matmul        8 x 64x64 . 64x64      0.050 vs 0.037 (0.029 vs 0.019)  OpenBLAS
+ *                12 x 197x64 . 64x197    0.72  vs 0.67  (0.47  vs 0.42)   OpenBLAS
+ *                12 x 197x197 . 197x64   0.73  vs 0.63  (0.41  vs 0.33)   OpenBLAS
+ *                 1 x 3136x64 . 64x64    0.30  vs 0.27                    OpenBLAS
+ *                 256^3, 1024^3          1.02x, 1.00x                     even
+ *                 1 x 1x512 . 512x512    0.068 vs 0.011                   OpenBLAS (sgemv)
+ *
+ * A fully connected layer's weights are packed once at prepare, and
+ * OpenBLAS multiplies by a transposed matrix slowly once it leaves its
+ * small-matrix kernels (2 x 512 -> 1000 takes it 4 times as long as the
+ * same in two halves, which is why it wins there on two threads); that is
+ * where ours wins, from 4 rows (half a register tile). A matmul packs both
+ * operands at every run, and OpenBLAS's small-matrix kernels, which pack
+ * nothing, win the small ones; the large ones are even, so matmul stays on
+ * OpenBLAS. Matrix-vector products and tiny ones stay on OpenBLAS too.
+ */
+#define FC_MIN_ROWS 4
+#define FC_MIN_WORK 32768.0 /* multiply-adds */
+
+static bool
+fc_own(int64_t n, int64_t k, int64_t m)
+{
+	if (forced != K_GEMM_AUTO)
+		return forced == K_GEMM_OWN;
+	return n >= FC_MIN_ROWS && (double)n * (double)k * (double)m >= FC_MIN_WORK;
+}
+
+static bool
+matmul_own(const k_matmul_dims *g)
+{
+	return forced == K_GEMM_OWN && g->batch > 0 && g->m > 0 && g->n > 0;
+}
+
+/* The header of a packed weight matrix: which kernel packed it, for what. */
+typedef struct fc_packed_head {
+	uint32_t magic;
+	int32_t isa;
+	int64_t nr; /* which of the level's kernels */
+	int64_t k, m;
+	int64_t reserved[4];
+} fc_packed_head;
+_Static_assert(sizeof(fc_packed_head) == 64, "the packed weights start 64 bytes in");
+#define FC_MAGIC 0x4b434650u /* "PFCK" */
+
+/* The product y = x . w^T as our SGEMM sees it: A is x, B is w^T, packed. */
+static k_sgemm_op
+fc_op(int64_t n, int64_t k, int64_t m, const float *x, const float *packed_w, const float *bias, float *y)
+{
+	return (k_sgemm_op){ .m = n, .n = m, .k = k, .a = { x, k, 1 }, .b_packed = packed_w, .c = y, .ldc = m,
+		             .col_bias = bias };
+}
+
+size_t
+k_fully_connected_packed_bytes(int64_t n, int64_t k, int64_t m)
+{
+	if (n <= 0 || m <= 0 || !fc_own(n, k, m))
+		return 0;
+	return sizeof(fc_packed_head) + k_sgemm_packed_b_bytes(k_gemm_kernel_for(k_cpu_isa(), n, m), k, m);
+}
+
+void
+k_fully_connected_pack(int64_t n, int64_t k, int64_t m, const float *w, void *packed)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_for(k_cpu_isa(), n, m);
+	fc_packed_head *h = packed;
+	*h = (fc_packed_head){ .magic = FC_MAGIC, .isa = (int32_t)kr->isa, .nr = kr->nr, .k = k, .m = m };
+	k_matrix wt = { w, 1, k }; /* w^T: element (t, j) is w[j * k + t] */
+	k_sgemm_pack_b(kr, k, m, wt, (float *)(h + 1));
+}
+
+size_t
+k_fully_connected_scratch_bytes(int64_t n, int64_t k, int64_t m, int slots)
+{
+	static const float placeholder;
+	if (k_fully_connected_packed_bytes(n, k, m) == 0)
+		return 0;
+	k_sgemm_op op = fc_op(n, k, m, NULL, &placeholder, NULL, NULL);
+	return k_sgemm_parallel_scratch_bytes(k_gemm_kernel_for(k_cpu_isa(), n, m), &op, slots);
 }
 
 typedef struct fc_args {
@@ -100,11 +211,18 @@ fc_range(void *arg, int64_t j0, int64_t j1)
 }
 
 void
-k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *w, const float *bias,
-                  float *y, const st_exec_ctx *ctx)
+k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *w, const void *packed,
+                  const float *bias, float *y, void *scratch, int slots, const st_exec_ctx *ctx)
 {
 	if (n <= 0 || m <= 0)
 		return;
+	if (packed != NULL) {
+		const fc_packed_head *h = packed;
+		assert(h->magic == FC_MAGIC && h->k == k && h->m == m);
+		k_sgemm_op op = fc_op(n, k, m, x, (const float *)(h + 1), bias, y);
+		k_sgemm_parallel(k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr), &op, scratch, slots, ctx);
+		return;
+	}
 	if (k == 0 || !blas_fits(n, k, m)) {
 		k_fully_connected_ref(n, k, m, x, w, bias, y);
 		return;
@@ -209,11 +327,100 @@ matmul_range(void *arg, int64_t t0, int64_t t1)
 	}
 }
 
+/* One product of the batch as our SGEMM sees it (the operands set later). */
+static k_sgemm_op
+matmul_op(const k_matmul_dims *g)
+{
+	return (k_sgemm_op){ .m = g->m, .n = g->n, .k = g->k, .a = { NULL, g->k, 1 }, .b = { NULL, g->n, 1 },
+		             .ldc = g->n };
+}
+
+size_t
+k_matmul_scratch_bytes(const k_matmul_dims *g, int slots)
+{
+	if (!matmul_own(g))
+		return 0;
+	k_sgemm_op op = matmul_op(g);
+	return k_sgemm_parallel_scratch_bytes(k_gemm_kernel_for(k_cpu_isa(), g->m, g->n), &op, slots);
+}
+
+typedef struct own_matmul {
+	const k_matmul_dims *g;
+	const k_gemm_kernel *kr;
+	const float *a, *b;
+	float *out;
+	char *scratch;
+	size_t slot_bytes;
+	int64_t parts;  /* pieces of each product: blocks of column (or row) panels */
+	bool by_rows;
+	int64_t chunks, tasks;
+} own_matmul;
+
+/* Chunk c of the (batch entry, piece) tasks, on scratch slot c. */
+static void
+own_matmul_chunks(void *arg, int64_t c0, int64_t c1)
+{
+	const own_matmul *p = arg;
+	const k_matmul_dims *g = p->g;
+	int64_t panels = p->by_rows ? (g->m + p->kr->mr - 1) / p->kr->mr : (g->n + p->kr->nr - 1) / p->kr->nr;
+	for (int64_t c = c0; c < c1; c++) {
+		void *slot = p->scratch + (size_t)c * p->slot_bytes;
+		for (int64_t t = c * p->tasks / p->chunks; t < (c + 1) * p->tasks / p->chunks; t++) {
+			int64_t i = t / p->parts, part = t % p->parts, ao, bo;
+			k_matmul_offsets(g, i, &ao, &bo);
+			k_sgemm_op op = matmul_op(g);
+			op.a.data = p->a + ao;
+			op.b.data = p->b + bo;
+			op.c = p->out + i * g->m * g->n;
+			int64_t q0 = part * panels / p->parts, q1 = (part + 1) * panels / p->parts;
+			if (p->by_rows) {
+				int64_t r1 = q1 * p->kr->mr < g->m ? q1 * p->kr->mr : g->m;
+				k_sgemm_block(p->kr, &op, q0 * p->kr->mr, r1, 0, g->n, slot);
+			} else {
+				int64_t j1 = q1 * p->kr->nr < g->n ? q1 * p->kr->nr : g->n;
+				k_sgemm_block(p->kr, &op, 0, g->m, q0 * p->kr->nr, j1, slot);
+			}
+		}
+	}
+}
+
+/* Our SGEMM over the batch: each thread takes whole products while there
+ * are enough, and pieces of them otherwise. */
+static void
+matmul_on_own(const k_matmul_dims *g, const float *a, const float *b, float *out, void *scratch, int slots,
+              const st_exec_ctx *ctx)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_for(k_cpu_isa(), g->m, g->n);
+	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	if (threads > slots)
+		threads = slots;
+	if ((double)g->batch * (double)g->m * (double)g->n * (double)g->k < 262144.0)
+		threads = 1;
+	k_sgemm_op op = matmul_op(g);
+	own_matmul p = { .g = g, .kr = kr, .a = a, .b = b, .out = out, .scratch = scratch, .parts = 1 };
+	p.slot_bytes = k_sgemm_parallel_scratch_bytes(kr, &op, 1);
+	if (g->batch < threads) {
+		int64_t mp = (g->m + kr->mr - 1) / kr->mr, np = (g->n + kr->nr - 1) / kr->nr;
+		int64_t want = (threads + g->batch - 1) / g->batch;
+		p.by_rows = np < want && mp > np;
+		int64_t panels = p.by_rows ? mp : np;
+		p.parts = want < panels ? want : panels;
+	}
+	p.tasks = g->batch * p.parts;
+	p.chunks = p.tasks < threads ? p.tasks : (threads < 1 ? 1 : threads);
+	k_parallel_for(ctx, p.chunks, 1, own_matmul_chunks, &p);
+}
+
 void
-k_matmul(const k_matmul_dims *g, const float *a, const float *b, float *out, const st_exec_ctx *ctx)
+k_matmul(const k_matmul_dims *g, const float *a, const float *b, float *out, void *scratch, int slots,
+         const st_exec_ctx *ctx)
 {
 	if (g->batch == 0 || g->m == 0 || g->n == 0)
 		return;
+	if (matmul_own(g)) {
+		matmul_on_own(g, a, b, out, scratch, slots, ctx);
+		return;
+	}
 	if (g->k == 0 || !blas_fits(g->m, g->k, g->n)) {
 		k_matmul_ref(g, a, b, out);
 		return;

@@ -100,11 +100,27 @@ int k_thread_slots(void);
  * work and OpenBLAS threads would only compete with it. */
 void k_gemm_init(void);
 
+/* Which SGEMM the products use: by default each kernel picks per shape as
+ * measured (k-gemm.c, bench/gemm); tests and benchmarks may force one. */
+typedef enum k_gemm_impl { K_GEMM_AUTO, K_GEMM_OWN, K_GEMM_OPENBLAS } k_gemm_impl;
+/* Set it before sizing scratch or packing, never while kernels run. */
+void k_gemm_force(k_gemm_impl impl);
+k_gemm_impl k_gemm_forced(void);
+
 /* y (n x m) = x (n x k) * w^T (w is m x k, row-major) + bias (m values, or NULL). */
 void k_fully_connected_ref(int64_t n, int64_t k, int64_t m, const float *x, const float *w,
                            const float *bias, float *y);
-void k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *w,
-                       const float *bias, float *y, const st_exec_ctx *ctx);
+/*
+ * The fast version takes w packed once beforehand (at prepare) where our
+ * SGEMM serves the shape: packed_bytes is 0 where it does not (pass packed
+ * NULL; OpenBLAS reads w as it is), and the scratch is then 0 too. The
+ * packing is for the SIMD level in use and records it.
+ */
+size_t k_fully_connected_packed_bytes(int64_t n, int64_t k, int64_t m);
+void k_fully_connected_pack(int64_t n, int64_t k, int64_t m, const float *w, void *packed);
+size_t k_fully_connected_scratch_bytes(int64_t n, int64_t k, int64_t m, int slots);
+void k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *w, const void *packed,
+                       const float *bias, float *y, void *scratch, int slots, const st_exec_ctx *ctx);
 
 /*
  * A numpy matmul: for each of `batch` output matrices (the broadcast batch
@@ -127,7 +143,11 @@ int k_matmul_dims_make(const st_shape *a, const st_shape *b, k_matmul_dims *g);
 /* Element offsets of batch entry i's a and b matrices. */
 void k_matmul_offsets(const k_matmul_dims *g, int64_t i, int64_t *a_offset, int64_t *b_offset);
 void k_matmul_ref(const k_matmul_dims *g, const float *a, const float *b, float *out);
-void k_matmul(const k_matmul_dims *g, const float *a, const float *b, float *out, const st_exec_ctx *ctx);
+/* Scratch for k_matmul with up to `slots` threads (0 where OpenBLAS serves
+ * the shape). */
+size_t k_matmul_scratch_bytes(const k_matmul_dims *g, int slots);
+void k_matmul(const k_matmul_dims *g, const float *a, const float *b, float *out, void *scratch, int slots,
+              const st_exec_ctx *ctx);
 /* Integer products wrap around on overflow, as two's-complement machines do. */
 void k_matmul_i32(const k_matmul_dims *g, const int32_t *a, const int32_t *b, int32_t *out,
                   const st_exec_ctx *ctx);
@@ -143,6 +163,20 @@ void k_conv_ref(const k_window *g, const float *x, const float *weights, const f
 size_t k_conv_scratch_bytes(const k_window *g, int slots);
 void k_conv(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
             void *scratch, int slots, const st_exec_ctx *ctx);
+
+/*
+ * The same with the filters packed once beforehand (at prepare): bytes of
+ * the packed form, 0 when the convolution takes its weights as they are
+ * (then pass packed NULL); the packing, into 64-byte aligned memory, for
+ * the SIMD level in use (the packed form records it); and the scratch a run
+ * with them needs, which is less than without. The weights are still
+ * passed: paths that do not use the packed form read them.
+ */
+size_t k_conv_packed_bytes(const k_window *g);
+void k_conv_pack(const k_window *g, const float *weights, void *packed);
+size_t k_conv_packed_scratch_bytes(const k_window *g, int slots);
+void k_conv_packed(const k_window *g, const float *x, const float *weights, const void *packed,
+                   const float *bias, float *y, void *scratch, int slots, const st_exec_ctx *ctx);
 
 /* Deconvolution (ONNX ConvTranspose): weights are C x out_channels/groups x
  * kernel...; the other buffers as for k_conv. */

@@ -15,6 +15,12 @@ typedef struct window_state {
 	bool reference; /* STRATA_KERNELS=reference: the plain loops */
 	k_pool_mode pool_mode;
 	bool count_include_pad;
+	/* Convolution filters packed for the SGEMM (k_conv_pack), or NULL: made
+	 * when weights are bound, kept while only input sizes change. */
+	void *packed;
+	size_t packed_bytes;
+	uint64_t generation;  /* L->weights_generation they were packed from */
+	const void *source;   /* and the data */
 } window_state;
 
 /* STRATA_KERNELS=reference runs the reference kernels instead of the fast
@@ -41,8 +47,46 @@ state_of(st_exec_layer *L)
 void
 std_window_release(st_exec_layer *L)
 {
-	free(L->state);
+	window_state *s = L->state;
+	if (s != NULL)
+		free(s->packed);
+	free(s);
 	L->state = NULL;
+}
+
+/*
+ * Packs the filters for w unless those packed last are still right: same
+ * binding (weights_generation, 0 meaning "always pack"), same data, same
+ * size (which also changes with the SIMD level or the geometry of the
+ * filters). Returns 0, or -1 after api->fail.
+ */
+static int
+conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_window *w)
+{
+	size_t bytes = s->reference ? 0 : k_conv_packed_bytes(w);
+	if (bytes == 0) {
+		free(s->packed);
+		s->packed = NULL;
+		s->packed_bytes = 0;
+		return 0;
+	}
+	const void *data = L->weights[0].data;
+	if (s->packed != NULL && bytes == s->packed_bytes && L->weights_generation != 0 &&
+	    L->weights_generation == s->generation && data == s->source)
+		return 0;
+	if (bytes != s->packed_bytes || s->packed == NULL) {
+		free(s->packed);
+		s->packed = aligned_alloc(64, (bytes + 63) / 64 * 64);
+		s->packed_bytes = s->packed ? bytes : 0;
+		if (s->packed == NULL) {
+			api->fail(L, "out of memory for the packed filters (%zu bytes)", bytes);
+			return -1;
+		}
+	}
+	k_conv_pack(w, data, s->packed);
+	s->generation = L->weights_generation;
+	s->source = data;
+	return 0;
 }
 
 /* Checks that input 0 and output 0 are FP32 NCHW images of rank 3 to 5 and
@@ -252,8 +296,15 @@ std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 	s->w = w;
 	s->reference = reference_wanted();
 	s->slots = k_thread_slots();
-	L->scratch_bytes = s->reference ? 0 : k_conv_scratch_bytes(&w, s->slots);
 	k_gemm_init();
+	if (conv_pack(L, api, s, &w) != 0)
+		return -1;
+	if (s->reference)
+		L->scratch_bytes = 0;
+	else if (s->packed)
+		L->scratch_bytes = k_conv_packed_scratch_bytes(&w, s->slots);
+	else
+		L->scratch_bytes = k_conv_scratch_bytes(&w, s->slots);
 	return 0;
 }
 
@@ -265,8 +316,8 @@ std_conv_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	if (s->reference)
 		k_conv_ref(&s->w, L->inputs[0].data, L->weights[0].data, bias, L->outputs[0].data);
 	else
-		k_conv(&s->w, L->inputs[0].data, L->weights[0].data, bias, L->outputs[0].data, L->scratch,
-		       s->slots, ctx);
+		k_conv_packed(&s->w, L->inputs[0].data, L->weights[0].data, s->packed, bias, L->outputs[0].data,
+		              L->scratch, s->slots, ctx);
 	return 0;
 }
 

@@ -27,6 +27,13 @@ typedef struct norm_state {
 	int64_t folded;       /* channels in a and b */
 	float *a, *b;         /* batch normalisation folded into y = a * x + b */
 	k_matmul_dims matmul;
+	int slots;            /* scratch regions prepared for */
+	/* Fully connected: the weights packed for our SGEMM (NULL when
+	 * OpenBLAS serves the shape), from this binding and data. */
+	void *packed;
+	size_t packed_bytes;
+	uint64_t generation;
+	const void *source;
 } norm_state;
 
 static norm_state *
@@ -47,6 +54,7 @@ norm_release(st_exec_layer *L)
 	if (s != NULL) {
 		free(s->a);
 		free(s->b);
+		free(s->packed);
 	}
 	free(s);
 	L->state = NULL;
@@ -272,8 +280,32 @@ fc_prepare(st_exec_layer *L, const st_host_api *api)
 	    (bias && std_check_weight(L, api, 1, "bias", 1, &s->outputs) != 0))
 		return -1;
 	s->reference = reference_wanted();
-	L->scratch_bytes = 0;
+	s->slots = k_thread_slots();
 	k_gemm_init();
+	/* Packed again only for new weights (or a new shape, or SIMD level:
+	 * both change the size). */
+	size_t bytes = s->reference ? 0 : k_fully_connected_packed_bytes(s->n, s->features, s->outputs);
+	const void *data = L->weights[0].data;
+	if (bytes == 0) {
+		free(s->packed);
+		s->packed = NULL;
+		s->packed_bytes = 0;
+	} else if (s->packed == NULL || bytes != s->packed_bytes || L->weights_generation == 0 ||
+	           L->weights_generation != s->generation || data != s->source) {
+		if (bytes != s->packed_bytes || s->packed == NULL) {
+			free(s->packed);
+			s->packed = aligned_alloc(64, (bytes + 63) / 64 * 64);
+			s->packed_bytes = s->packed ? bytes : 0;
+			if (s->packed == NULL) {
+				api->fail(L, "out of memory for the packed weights (%zu bytes)", bytes);
+				return -1;
+			}
+		}
+		k_fully_connected_pack(s->n, s->features, s->outputs, data, s->packed);
+		s->generation = L->weights_generation;
+		s->source = data;
+	}
+	L->scratch_bytes = s->packed ? k_fully_connected_scratch_bytes(s->n, s->features, s->outputs, s->slots) : 0;
 	return 0;
 }
 
@@ -286,8 +318,8 @@ fc_run(st_exec_layer *L, const st_exec_ctx *ctx)
 		k_fully_connected_ref(s->n, s->features, s->outputs, L->inputs[0].data, L->weights[0].data,
 		                      bias, L->outputs[0].data);
 	else
-		k_fully_connected(s->n, s->features, s->outputs, L->inputs[0].data, L->weights[0].data, bias,
-		                  L->outputs[0].data, ctx);
+		k_fully_connected(s->n, s->features, s->outputs, L->inputs[0].data, L->weights[0].data, s->packed,
+		                  bias, L->outputs[0].data, L->scratch, s->slots, ctx);
 	return 0;
 }
 
@@ -335,7 +367,8 @@ matmul_prepare(st_exec_layer *L, const st_host_api *api)
 		return -1;
 	}
 	s->reference = reference_wanted();
-	L->scratch_bytes = 0;
+	s->slots = k_thread_slots();
+	L->scratch_bytes = s->reference || t != ST_DTYPE_FLOAT32 ? 0 : k_matmul_scratch_bytes(&s->matmul, s->slots);
 	k_gemm_init();
 	return 0;
 }
@@ -357,7 +390,7 @@ matmul_run(st_exec_layer *L, const st_exec_ctx *ctx)
 		if (s->reference)
 			k_matmul_ref(&s->matmul, a, b, out);
 		else
-			k_matmul(&s->matmul, a, b, out, ctx);
+			k_matmul(&s->matmul, a, b, out, L->scratch, s->slots, ctx);
 		break;
 	}
 	return 0;

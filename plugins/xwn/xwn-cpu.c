@@ -107,6 +107,10 @@ typedef struct conv_state {
 	k_xwn_settings set;
 	float *weights;       /* the transformed filter; NULL when the settings change nothing */
 	st_tensor view[ST_MAX_WEIGHTS]; /* the weights std's code sees */
+	/* The weights_generation std's code sees: a new one whenever the view
+	 * changes, so that it packs the transformed filter again even when the
+	 * copy landed at the same address. */
+	uint64_t view_generation;
 	k_xwn_stats stats;
 } conv_state;
 
@@ -148,12 +152,14 @@ conv_prepare_as(st_exec_layer *L, const st_host_api *api, bool transposed)
 		}
 		s->generation = L->weights_generation;
 		s->source = L->weights[0].data;
+		s->view_generation++;
 	}
 	for (int i = 0; i < L->n_weights; i++)
 		s->view[i] = L->weights[i];
 	if (s->weights != NULL)
 		s->view[0].data = s->weights;
 	st_exec_layer in = inner_layer(L, s);
+	in.weights_generation = s->view_generation;
 	int rc = transposed ? std_deconv_prepare(&in, api) : std_conv_prepare(&in, api);
 	s->inner = in.state;
 	L->scratch_bytes = in.scratch_bytes;

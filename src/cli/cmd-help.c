@@ -133,6 +133,10 @@ print_man(FILE *out)
 	fprintf(out, ".SH ENVIRONMENT\n.TP\n.B STRATA_PLUGIN_PATH\n");
 	roff(out, "Colon-separated folders searched for plugins before ~/.local/lib/strata/plugins and "
 	          "the installed plugin folder.\n");
+	fprintf(out, ".TP\n.B STRATA_ISA\n");
+	roff(out, "The SIMD level of the CPU kernels: avx512, avx2 or portable. By default the best "
+	          "the CPU has; a level it lacks is refused with a note and the best used instead. "
+	          "strata run shows the level in use.\n");
 	fprintf(out, ".SH EXIT STATUS\n");
 	roff(out, "0 on success; 1 when a check, comparison or run found a problem; 2 on bad usage or "
 	          "an input that cannot be read or parsed; 3 on a runtime failure.\n");

@@ -202,6 +202,8 @@ cli_cmd_run(const cli_args *a)
 	if (warmup < 0)
 		warmup = iterations > 1 ? 1 : 0;
 	const char *backend = cli_value(a, "backend") ? cli_value(a, "backend") : "cpu";
+	if (strcmp(backend, "cpu") == 0 && st_cpu_simd_note() != NULL)
+		fprintf(stderr, "strata run: %s\n", st_cpu_simd_note());
 	cli_plan cp;
 	int rc = cli_plan_prepare(a, "run", false, &interrupted, &cp);
 	st_graph *g = cp.graph;
@@ -301,6 +303,8 @@ cli_cmd_run(const cli_args *a)
 			cJSON_AddStringToObject(root, "backend", backend);
 			cJSON_AddStringToObject(root, "format", st_tensor_format_name(st_plan_format(plan)));
 			cJSON_AddNumberToObject(root, "threads", st_plan_threads(plan));
+			if (strcmp(backend, "cpu") == 0)
+				cJSON_AddStringToObject(root, "simd", st_cpu_simd());
 			cJSON_AddNumberToObject(root, "iterations", (double)done);
 			cJSON_AddNumberToObject(root, "warmup", (double)warmup);
 			cJSON_AddNumberToObject(root, "mean_ms", mean * 1e3);
@@ -332,9 +336,10 @@ cli_cmd_run(const cli_args *a)
 				       "%.2f, max %.2f",
 				       done, warmup, warmup == 1 ? "" : "s", mean * 1e3, median * 1e3, lat.p90, lat.p99,
 				       lat.min, lat.max);
-			printf(" · %s · %s · %d thread%s · activations %s (bound %s)\n",
+			printf(" · %s · %s · %d thread%s%s%s · activations %s (bound %s)\n",
 			       st_tensor_format_name(st_plan_format(plan)), backend, st_plan_threads(plan),
-			       st_plan_threads(plan) == 1 ? "" : "s", arena, bound_text);
+			       st_plan_threads(plan) == 1 ? "" : "s", strcmp(backend, "cpu") == 0 ? " · " : "",
+			       strcmp(backend, "cpu") == 0 ? st_cpu_simd() : "", arena, bound_text);
 			if (report_path != NULL)
 				printf("report: %s\n", report_path);
 		}

@@ -312,7 +312,8 @@ st_report_describe_plan(st_report *r, const char *model, const st_plan *p, const
 	r->date = st_xstrdup(date);
 	r->backend = st_xstrdup(backend ? backend : "cpu");
 	struct utsname un;
-	r->device = st_xasprintf("%s, %d cores", uname(&un) == 0 ? un.machine : "unknown", st_cpu_count());
+	r->device = st_xasprintf("%s, %d cores, %s", uname(&un) == 0 ? un.machine : "unknown", st_cpu_count(),
+	                         st_cpu_simd());
 	r->format = st_xstrdup(st_tensor_format_name(st_plan_format(p)));
 	r->threads = st_plan_threads(p);
 	r->batch = st_plan_batch(p);

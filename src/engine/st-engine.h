@@ -278,6 +278,11 @@ int st_pool_thread_ids(st_pool *pool, int *tids);
 void st_pool_context(st_pool *pool, st_exec_ctx *ctx);
 /* Number of cores this process may use. */
 int st_cpu_count(void);
+/* The SIMD level of the CPU kernels ("avx512", "avx2" or "portable": the
+ * best this CPU has, or STRATA_ISA's), and why STRATA_ISA was not followed
+ * (NULL when it was, or is unset), for front ends to show once. */
+const char *st_cpu_simd(void);
+const char *st_cpu_simd_note(void);
 
 /* ---- engine-input.c: files as input tensors ---- */
 

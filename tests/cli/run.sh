@@ -32,6 +32,17 @@ if [ "$have_numpy" = 1 ]; then
 		{ echo "FAIL: numpy reads the output"; fails=$((fails + 1)); }
 fi
 
+# The CPU kernels' SIMD level: in the run line and the JSON; STRATA_ISA
+# picks one (portable runs everywhere), and a name it does not know is
+# reported on stderr while the run goes on at the best level.
+expect 0 env STRATA_ISA=portable "$STRATA" run "$fm" --random-input -t 1
+has out "· 1 thread · portable · activations"
+lacks err "STRATA_ISA"
+expect 0 env STRATA_ISA=portable "$STRATA" run "$fm" --random-input -t 1 --json
+has out '"simd":	"portable"'
+expect 0 env STRATA_ISA=sse9 "$STRATA" run "$fm" --random-input -t 1
+has err "strata run: STRATA_ISA=sse9 is not avx512, avx2 or portable; using "
+
 # Images: the U-Net's mask written as a PNG, and a PNG fed as input.
 expect 0 "$STRATA" run "$ex/unet_small.strata.json" --random-weights --random-input -o "$tmp/mask.png"
 checks=$((checks + 1))

@@ -15,6 +15,7 @@
 #include "helpers.h"
 
 #include <criterion/parameterized.h>
+#include "k-cpu.h"
 #include "k-nn.h"
 #include "st-io.h"
 
@@ -94,6 +95,23 @@ mode_ctx(const run_mode *m)
 {
 	return m->serial ? NULL : &m->ctx;
 }
+
+/* The SIMD levels this machine runs, each forced in turn through the same
+ * switch STRATA_ISA sets. */
+static int
+isa_levels(k_isa *out)
+{
+	int n = 0;
+	for (int i = 0; i < K_ISA_COUNT; i++) {
+		if (k_cpu_isa_supported((k_isa)i))
+			out[n++] = (k_isa)i;
+	}
+	return n;
+}
+
+/* The GEMMs a product may run on: as chosen per shape, ours, OpenBLAS. */
+static const k_gemm_impl gemm_impls[] = { K_GEMM_AUTO, K_GEMM_OWN, K_GEMM_OPENBLAS };
+static const char *const gemm_impl_names[] = { "auto", "own", "openblas" };
 
 /* ------------------------------------------------------------------------
  * Random data
@@ -371,17 +389,56 @@ check_conv(rng *r, const k_window *w, bool transposed, bool bias)
 	float *b = bias ? random_floats(r, w->out_channels) : NULL;
 	float *want = nan_floats(n_out);
 	(transposed ? k_deconv_ref : k_conv_ref)(w, x, filters, b, want);
-	for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-		size_t bytes = (transposed ? k_deconv_scratch_bytes : k_conv_scratch_bytes)(w, modes[m].slots);
-		unsigned char *scratch = scratch_new(bytes);
-		float *got = nan_floats(n_out);
-		(transposed ? k_deconv : k_conv)(w, x, filters, b, got, scratch, modes[m].slots, mode_ctx(&modes[m]));
-		char what[700];
-		snprintf(what, sizeof what, "%s %s, %s", transposed ? "deconv" : "conv", text, modes[m].name);
-		scratch_check_free(scratch, bytes, what);
-		assert_close(got, want, n_out, what);
-		free(got);
+	if (transposed) {
+		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+			size_t bytes = k_deconv_scratch_bytes(w, modes[m].slots);
+			unsigned char *scratch = scratch_new(bytes);
+			float *got = nan_floats(n_out);
+			k_deconv(w, x, filters, b, got, scratch, modes[m].slots, mode_ctx(&modes[m]));
+			char what[700];
+			snprintf(what, sizeof what, "deconv %s, %s", text, modes[m].name);
+			scratch_check_free(scratch, bytes, what);
+			assert_close(got, want, n_out, what);
+			free(got);
+		}
 	}
+	/* A convolution at every SIMD level, with its filters as they are and
+	 * packed beforehand, and once through OpenBLAS. */
+	k_isa levels[K_ISA_COUNT];
+	int n_levels = transposed ? 0 : isa_levels(levels);
+	for (int l = 0; l <= n_levels && !transposed; l++) {
+		bool blas = l == n_levels;
+		if (blas)
+			k_gemm_force(K_GEMM_OPENBLAS);
+		else
+			cr_assert_eq(k_cpu_isa_force(levels[l]), 0);
+		size_t packed_bytes = k_conv_packed_bytes(w);
+		void *packed = NULL;
+		if (packed_bytes > 0) {
+			packed = aligned_alloc(64, (packed_bytes + 63) / 64 * 64);
+			k_conv_pack(w, filters, packed);
+		}
+		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+			for (int pre = 0; pre < (packed ? 2 : 1); pre++) {
+				size_t bytes = (pre ? k_conv_packed_scratch_bytes : k_conv_scratch_bytes)(w, modes[m].slots);
+				unsigned char *scratch = scratch_new(bytes);
+				float *got = nan_floats(n_out);
+				if (pre)
+					k_conv_packed(w, x, filters, packed, b, got, scratch, modes[m].slots, mode_ctx(&modes[m]));
+				else
+					k_conv(w, x, filters, b, got, scratch, modes[m].slots, mode_ctx(&modes[m]));
+				char what[700];
+				snprintf(what, sizeof what, "conv %s, %s, %s%s", text, modes[m].name,
+				         blas ? "openblas" : k_cpu_isa_name(levels[l]), pre ? ", packed" : "");
+				scratch_check_free(scratch, bytes, what);
+				assert_close(got, want, n_out, what);
+				free(got);
+			}
+		}
+		free(packed);
+	}
+	k_gemm_force(K_GEMM_AUTO);
+	k_cpu_isa_force(k_cpu_isa_best());
 	free(x);
 	free(filters);
 	free(b);
@@ -482,9 +539,43 @@ Test(k_nn, conv_fast_paths)
 		window2d(2, 6, 12, 6, 31, 29, 3, 1, 1),   /* depthwise, multiplier 2 */
 		window2d(1, 1, 5, 1, 40, 40, 5, 2, 2),    /* one input channel */
 		window2d(1, 3, 16, 1, 63, 65, 7, 2, 3),   /* a stem: 7x7 stride 2 */
+		/* Same-size stride-1 convolutions (the direct source): rows
+		 * narrower than a vector, a filter count that leaves a partial
+		 * panel, groups, one column, many channels, a tile's worth. */
+		window2d(1, 5, 13, 1, 9, 7, 3, 1, 1),
+		window2d(2, 8, 12, 2, 15, 16, 3, 1, 1),
+		window2d(1, 4, 8, 1, 17, 1, 3, 1, 1),
+		window2d(1, 70, 24, 1, 12, 12, 3, 1, 1),
+		window2d(1, 9, 17, 1, 11, 13, 5, 1, 2),
+		window2d(1, 33, 40, 1, 7, 7, 1, 1, 0),
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		check_conv(&r, &cases[i], false, true);
+	/* Same size with dilation 2, with an even kernel padded on one side only,
+	 * and along one axis. */
+	k_window dilated = window2d(1, 6, 10, 1, 20, 23, 3, 1, 2);
+	dilated.dilation[0] = dilated.dilation[1] = 2;
+	check_conv(&r, &dilated, false, true);
+	k_window even = window2d(1, 5, 9, 1, 14, 18, 2, 1, 0);
+	even.pad_end[0] = even.pad_end[1] = 1;
+	even.out[0] = even.in[0];
+	even.out[1] = even.in[1];
+	check_conv(&r, &even, false, false);
+	/* Strided convolutions split into stride phases: 3x3 stride 2 pad 1 on
+	 * even and odd sizes, 1x1 stride 2, stride 3, strides of 2 and 1. */
+	k_window strided[] = {
+		window2d(1, 24, 40, 1, 28, 28, 3, 2, 1), window2d(2, 6, 13, 1, 15, 17, 3, 2, 1),
+		window2d(1, 20, 16, 1, 14, 14, 1, 2, 0), window2d(1, 5, 8, 1, 19, 23, 3, 3, 1),
+		window2d(1, 7, 9, 1, 11, 12, 3, 2, 1),
+	};
+	strided[4].stride[1] = 1;
+	strided[4].out[1] = strided[4].in[1];
+	for (size_t i = 0; i < sizeof strided / sizeof strided[0]; i++)
+		check_conv(&r, &strided[i], false, i % 2 == 0);
+	k_window line = { .spatial = 1, .batch = 2, .in_channels = 7, .out_channels = 11, .groups = 1,
+		          .in = { 50 }, .out = { 50 }, .kernel = { 5 }, .stride = { 1 }, .dilation = { 1 },
+		          .pad_begin = { 2 }, .pad_end = { 2 } };
+	check_conv(&r, &line, false, true);
 }
 
 Test(k_nn, deconv_fast_paths)
@@ -650,22 +741,44 @@ Test(k_nn, fully_connected_matches_reference)
 {
 	rng r = { 19 };
 	k_gemm_init();
-	int64_t shapes[][3] = { { 1, 1, 1 }, { 1, 512, 1000 }, { 4, 33, 17 }, { 3, 70, 257 }, { 2, 0, 5 } };
+	int64_t shapes[][3] = { { 1, 1, 1 },    { 1, 512, 1000 }, { 4, 33, 17 }, { 3, 70, 257 },
+		                { 2, 0, 5 },    { 37, 300, 71 },  { 8, 1, 9 },  { 64, 513, 100 } };
+	k_isa levels[K_ISA_COUNT];
+	int n_levels = isa_levels(levels);
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		int64_t n = shapes[i][0], k = shapes[i][1], m = shapes[i][2];
 		float *x = random_floats(&r, n * k), *w = random_floats(&r, m * k), *b = random_floats(&r, m);
 		for (int with_bias = 0; with_bias < 2; with_bias++) {
 			float *want = nan_floats(n * m);
 			k_fully_connected_ref(n, k, m, x, w, with_bias ? b : NULL, want);
-			for (size_t j = 0; j < sizeof modes / sizeof modes[0]; j++) {
-				float *got = nan_floats(n * m);
-				k_fully_connected(n, k, m, x, w, with_bias ? b : NULL, got, mode_ctx(&modes[j]));
-				char what[128];
-				snprintf(what, sizeof what, "fc %lldx%lld -> %lld, %s", (long long)n, (long long)k,
-				         (long long)m, modes[j].name);
-				assert_close(got, want, n * m, what);
-				free(got);
+			for (int l = 0; l < n_levels; l++) {
+				cr_assert_eq(k_cpu_isa_force(levels[l]), 0);
+				for (size_t g = 0; g < sizeof gemm_impls / sizeof gemm_impls[0]; g++) {
+					k_gemm_force(gemm_impls[g]);
+					size_t packed_bytes = k_fully_connected_packed_bytes(n, k, m);
+					void *packed = NULL;
+					if (packed_bytes) {
+						packed = aligned_alloc(64, (packed_bytes + 63) / 64 * 64);
+						k_fully_connected_pack(n, k, m, w, packed);
+					}
+					for (size_t j = 0; j < sizeof modes / sizeof modes[0]; j++) {
+						size_t bytes = k_fully_connected_scratch_bytes(n, k, m, modes[j].slots);
+						unsigned char *scratch = scratch_new(bytes);
+						float *got = nan_floats(n * m);
+						k_fully_connected(n, k, m, x, w, packed, with_bias ? b : NULL, got, scratch,
+						                  modes[j].slots, mode_ctx(&modes[j]));
+						char what[160];
+						snprintf(what, sizeof what, "fc %lldx%lld -> %lld, %s, %s, %s", (long long)n,
+						         (long long)k, (long long)m, modes[j].name, gemm_impl_names[g],
+						         k_cpu_isa_name(levels[l]));
+						scratch_check_free(scratch, bytes, what);
+						assert_close(got, want, n * m, what);
+						free(got);
+					}
+					free(packed);
+				}
 			}
+			k_gemm_force(K_GEMM_AUTO);
 			free(want);
 		}
 		free(x), free(w), free(b);
@@ -711,6 +824,8 @@ Test(k_nn, matmul_matches_reference_random)
 {
 	rng r = { 23 };
 	k_gemm_init();
+	k_isa levels[K_ISA_COUNT];
+	int n_levels = isa_levels(levels);
 	for (int t = 0; t < 200; t++) {
 		st_shape as, bs;
 		random_matmul_shapes(&r, &as, &bs);
@@ -721,11 +836,18 @@ Test(k_nn, matmul_matches_reference_random)
 		float *want = nan_floats(count);
 		k_matmul_ref(&g, a, b, want);
 		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+			/* Our SGEMM at a level picked from those there are, or OpenBLAS. */
+			k_gemm_force(gemm_impls[(t + m) % 3]);
+			cr_assert_eq(k_cpu_isa_force(levels[(t / 3 + m) % n_levels]), 0);
+			size_t bytes = k_matmul_scratch_bytes(&g, modes[m].slots);
+			unsigned char *scratch = scratch_new(bytes);
 			float *got = nan_floats(count);
-			k_matmul(&g, a, b, got, mode_ctx(&modes[m]));
+			k_matmul(&g, a, b, got, scratch, modes[m].slots, mode_ctx(&modes[m]));
+			scratch_check_free(scratch, bytes, modes[m].name);
 			assert_close(got, want, count, modes[m].name);
 			free(got);
 		}
+		k_gemm_force(K_GEMM_AUTO);
 		/* The integer kernels against the float reference on small integers,
 		 * which the float sums hold exactly. */
 		int32_t *ai = malloc(sizeof *ai * (size_t)elements(&as)), *bi = malloc(sizeof *bi * (size_t)elements(&bs));

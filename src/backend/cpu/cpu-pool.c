@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "k-cpu.h"
 #include "st-engine.h"
 
 #define SPIN_ROUNDS 20000
@@ -211,4 +212,18 @@ st_pool_context(st_pool *pool, st_exec_ctx *ctx)
 	ctx->n_threads = pool->n;
 	ctx->parallel_for = pool_parallel_for;
 	ctx->host_private = pool;
+}
+
+/* The kernels library decides (kernels/cpu/k-cpu.c); every copy of it, here
+ * and in each plugin, decides alike from the same CPU and environment. */
+const char *
+st_cpu_simd(void)
+{
+	return k_cpu_isa_name(k_cpu_isa());
+}
+
+const char *
+st_cpu_simd_note(void)
+{
+	return k_cpu_isa_note();
 }

@@ -1,0 +1,535 @@
+/*
+ * Strata's own SGEMM against OpenBLAS, and the convolutions on it against
+ * the im2col + OpenBLAS path they replace, measured side by side in one
+ * process (make bench-gemm; not part of make check). Both run on the
+ * engine's thread pool: OpenBLAS single-threaded per chunk, as Strata's
+ * kernels call it. Runs of the two alternate in short bursts, so a busy
+ * machine slows both alike; each figure is a median.
+ *
+ * bench-gemm [--runs N] [--quick] [--resnet] [--classes] [--cpu-time] [--isa LEVEL]
+ *   --quick   leaves out 1024^3
+ *   --resnet  adds every convolution shape of ResNet-18
+ *   --classes adds fully connected and matmul shape classes, ours and
+ *             OpenBLAS through their kernels, and which one the rule picks
+ *   --cpu-time  one-thread figures in thread CPU time (for a busy machine)
+ */
+#include "config.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "k-nn.h"
+#include "k-sgemm.h"
+#include "st-engine.h"
+
+/* FMA peak of one Zen 4 core measured by ../shared/research/perf-anchors.md
+ * (16 independent chains, zmm or ymm alike). */
+#define PEAK_PER_CORE 117.4
+
+/* With --cpu-time, one-thread figures are the calling thread's CPU time,
+ * which a busy machine does not inflate by preempting it (the work all
+ * runs on that thread); two-thread figures are always wall time. */
+static bool cpu_time;
+static int timing_threads;
+
+static double
+now(void)
+{
+	struct timespec t;
+	clock_gettime(cpu_time && timing_threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static int
+compare_doubles(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, compare_doubles);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void *
+xalloc(size_t bytes)
+{
+	void *p = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+	if (p == NULL) {
+		fprintf(stderr, "bench-gemm: out of memory\n");
+		exit(3);
+	}
+	return p;
+}
+
+static float *
+random_floats(int64_t n, unsigned seed)
+{
+	float *v = xalloc((size_t)n * sizeof *v);
+	for (int64_t i = 0; i < n; i++) {
+		seed = seed * 1664525u + 1013904223u;
+		v[i] = (float)(seed >> 8) / 16777216.0f - 0.5f;
+	}
+	return v;
+}
+
+/* ---- what is timed ---- */
+
+/* One way of doing the work, run by the timing loop. */
+typedef struct contender {
+	const char *name;
+	void (*run)(void *arg);
+	void *arg;
+	double *times; /* ms */
+} contender;
+
+/*
+ * Alternates the contenders in bursts after `warmup` rounds and leaves each
+ * one's median of `runs` in ms in *out. A burst is one untimed run, which
+ * brings that contender's own data back into the caches the other one
+ * used, and then up to two timed ones: steady state, as in a network that
+ * runs layer after layer.
+ */
+static void
+race(contender *c, int count, int warmup, int runs, double *out)
+{
+	for (int r = 0; r < warmup; r++) {
+		for (int i = 0; i < count; i++)
+			c[i].run(c[i].arg);
+	}
+	for (int done = 0; done < runs;) {
+		int burst = runs - done < 2 ? runs - done : 2;
+		for (int i = 0; i < count; i++) {
+			c[i].run(c[i].arg);
+			for (int b = 0; b < burst; b++) {
+				double t0 = now();
+				c[i].run(c[i].arg);
+				c[i].times[done + b] = (now() - t0) * 1e3;
+			}
+		}
+		done += burst;
+	}
+	for (int i = 0; i < count; i++)
+		out[i] = median(c[i].times, runs);
+}
+
+/* Ours: the product on one kernel over the pool. */
+typedef struct own_gemm {
+	const k_gemm_kernel *kr;
+	k_sgemm_op op;
+	void *scratch;
+	int slots;
+	const st_exec_ctx *ctx;
+} own_gemm;
+
+static void
+run_own(void *arg)
+{
+	own_gemm *g = arg;
+	k_sgemm_parallel(g->kr, &g->op, g->scratch, g->slots, g->ctx);
+}
+
+/* OpenBLAS: column blocks of C over the pool, one single-threaded call each. */
+typedef struct blas_gemm {
+	int64_t m, n, k;
+	const float *a, *b;
+	float *c;
+	int64_t chunks;
+	const st_exec_ctx *ctx;
+} blas_gemm;
+
+static void
+blas_range(void *arg, int64_t c0, int64_t c1)
+{
+	const blas_gemm *g = arg;
+	for (int64_t c = c0; c < c1; c++) {
+		int64_t j0 = c * g->n / g->chunks / 16 * 16, j1 = c + 1 == g->chunks ? g->n : (c + 1) * g->n / g->chunks / 16 * 16;
+		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)g->m, (int)(j1 - j0), (int)g->k, 1.0f, g->a,
+		            (int)g->k, g->b + j0, (int)g->n, 0.0f, g->c + j0, (int)g->n);
+	}
+}
+
+static void
+run_blas(void *arg)
+{
+	blas_gemm *g = arg;
+	k_parallel_for(g->ctx, g->chunks, 1, blas_range, g);
+}
+
+/* A convolution through k_conv: the old path (OpenBLAS forced) or the new
+ * one (our SGEMM, filters packed beforehand). */
+typedef struct conv_run {
+	k_window w;
+	const float *x, *weights, *bias;
+	void *packed;
+	float *y;
+	void *scratch;
+	int slots;
+	const st_exec_ctx *ctx;
+} conv_run;
+
+static void
+run_conv_old(void *arg)
+{
+	conv_run *c = arg;
+	k_gemm_force(K_GEMM_OPENBLAS);
+	k_conv(&c->w, c->x, c->weights, c->bias, c->y, c->scratch, c->slots, c->ctx);
+	k_gemm_force(K_GEMM_AUTO);
+}
+
+static void
+run_conv_new(void *arg)
+{
+	conv_run *c = arg;
+	k_conv_packed(&c->w, c->x, c->weights, c->packed, c->bias, c->y, c->scratch, c->slots, c->ctx);
+}
+
+static double
+max_difference(const float *a, const float *b, int64_t n, double *largest)
+{
+	double d = 0, big = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double e = fabs((double)a[i] - b[i]);
+		d = e > d ? e : d;
+		big = fabs(b[i]) > big ? fabs(b[i]) : big;
+	}
+	*largest = big;
+	return d;
+}
+
+/* Fully connected and matmul through their kernels, with the GEMM forced:
+ * the measurements behind own_wins in k-gemm.c. */
+typedef struct product_run {
+	k_gemm_impl impl;
+	bool fc;
+	int64_t n, k, m;     /* fully connected */
+	k_matmul_dims g;     /* matmul */
+	const float *x, *w, *b;
+	void *packed;
+	float *y;
+	void *scratch;
+	int slots;
+	const st_exec_ctx *ctx;
+} product_run;
+
+static void
+run_product(void *arg)
+{
+	product_run *p = arg;
+	k_gemm_force(p->impl);
+	if (p->fc)
+		k_fully_connected(p->n, p->k, p->m, p->x, p->w, p->packed, NULL, p->y, p->scratch, p->slots, p->ctx);
+	else
+		k_matmul(&p->g, p->x, p->w, p->y, p->scratch, p->slots, p->ctx);
+	k_gemm_force(K_GEMM_AUTO);
+}
+
+/* One product class: fully connected n x k -> m (fc), or matmul of batch
+ * m x k by k x n. Prints ours and OpenBLAS, and which the rule picks. */
+static void
+bench_product(const char *what, bool fc, int64_t batch, int64_t m, int64_t k, int64_t n, int threads,
+              st_exec_ctx *ctx, int runs)
+{
+	product_run r[2];
+	float *x, *w;
+	int64_t out;
+	k_matmul_dims g = { 0 };
+	if (fc) {
+		x = random_floats(m * k, 5);
+		w = random_floats(n * k, 6);
+		out = m * n;
+	} else {
+		st_shape as = { .dtype = ST_DTYPE_FLOAT32, .rank = 3, .dims = { batch, m, k } };
+		st_shape bs = { .dtype = ST_DTYPE_FLOAT32, .rank = 3, .dims = { batch, k, n } };
+		k_matmul_dims_make(&as, &bs, &g);
+		x = random_floats(batch * m * k, 5);
+		w = random_floats(batch * k * n, 6);
+		out = batch * m * n;
+	}
+	for (int i = 0; i < 2; i++) {
+		k_gemm_impl impl = i == 0 ? K_GEMM_OWN : K_GEMM_OPENBLAS;
+		r[i] = (product_run){ .impl = impl, .fc = fc, .n = m, .k = k, .m = n, .g = g, .x = x, .w = w,
+			              .slots = threads, .ctx = ctx };
+		k_gemm_force(impl);
+		if (fc) {
+			size_t bytes = k_fully_connected_packed_bytes(m, k, n);
+			if (bytes) {
+				r[i].packed = xalloc(bytes);
+				k_fully_connected_pack(m, k, n, w, r[i].packed);
+			}
+			r[i].scratch = xalloc(k_fully_connected_scratch_bytes(m, k, n, threads));
+		} else {
+			r[i].scratch = xalloc(k_matmul_scratch_bytes(&g, threads));
+		}
+		r[i].y = xalloc((size_t)out * sizeof(float));
+	}
+	k_gemm_force(K_GEMM_AUTO);
+	bool picks_own = fc ? k_fully_connected_packed_bytes(m, k, n) > 0 : k_matmul_scratch_bytes(&g, 1) > 0;
+	double t_own[256], t_blas[256], med[2];
+	contender c[2] = { { "own", run_product, &r[0], t_own }, { "openblas", run_product, &r[1], t_blas } };
+	timing_threads = threads;
+	double flop = 2.0 * (double)batch * (double)m * (double)k * (double)n;
+	race(c, 2, 3, flop > 1e9 ? (runs + 1) / 2 : runs, med);
+	double largest, diff = max_difference(r[0].y, r[1].y, out, &largest);
+	printf("| %-30s | %d | %8.4f | %6.1f | %8.4f | %6.1f | %5.2f | %s | %.1e |\n", what, threads, med[0],
+	       flop / med[0] * 1e-6, med[1], flop / med[1] * 1e-6, med[1] / med[0], picks_own ? "ours" : "OpenBLAS",
+	       diff / (largest > 0 ? largest : 1));
+	for (int i = 0; i < 2; i++)
+		free(r[i].packed), free(r[i].scratch), free(r[i].y);
+	free(x), free(w);
+}
+
+static void
+bench_classes(st_exec_ctx *ctxs, int runs)
+{
+	static const struct {
+		const char *what;
+		bool fc;
+		int64_t batch, m, k, n; /* fc: m samples of k features to n outputs */
+	} classes[] = {
+		{ "fc 1x512 -> 1000", true, 1, 1, 512, 1000 },
+		{ "fc 2x512 -> 1000", true, 1, 2, 512, 1000 },
+		{ "fc 4x512 -> 1000", true, 1, 4, 512, 1000 },
+		{ "fc 8x512 -> 1000", true, 1, 8, 512, 1000 },
+		{ "fc 32x2048 -> 1000", true, 1, 32, 2048, 1000 },
+		{ "fc 128x1024 -> 1024", true, 1, 128, 1024, 1024 },
+		{ "fc 16x64 -> 10", true, 1, 16, 64, 10 },
+		{ "fc 1x4096 -> 4096", true, 1, 1, 4096, 4096 },
+		{ "matmul 1 x (1x512 . 512x512)", false, 1, 1, 512, 512 },
+		{ "matmul 1 x (4x16 . 16x4)", false, 1, 4, 16, 4 },
+		{ "matmul 8 x (64x64 . 64x64)", false, 8, 64, 64, 64 },
+		{ "matmul 12 x (197x64 . 64x197)", false, 12, 197, 64, 197 },
+		{ "matmul 12 x (197x197 . 197x64)", false, 12, 197, 197, 64 },
+		{ "matmul 1 x (256x256 . 256x256)", false, 1, 256, 256, 256 },
+		{ "matmul 1 x (3136x64 . 64x64)", false, 1, 3136, 64, 64 },
+		{ "matmul 1 x (1024^3)", false, 1, 1024, 1024, 1024 },
+	};
+	printf("\n| product class | threads | ours ms | GFLOP/s | OpenBLAS ms | GFLOP/s | speed-up | rule picks | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
+	for (int t = 1; t <= 2; t++) {
+		for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++)
+			bench_product(classes[i].what, classes[i].fc, classes[i].batch, classes[i].m, classes[i].k,
+			              classes[i].n, t, &ctxs[t - 1], runs);
+	}
+}
+
+/* ---- the report ---- */
+
+
+typedef struct shape {
+	const char *what;
+	int64_t m, n, k;
+} shape;
+
+static void
+bench_gemm(const shape *s, int threads, st_exec_ctx *ctx, int runs)
+{
+	int64_t m = s->m, n = s->n, k = s->k;
+	float *a = random_floats(m * k, 1), *b = random_floats(k * n, 2);
+	float *c_blas = xalloc((size_t)(m * n) * sizeof(float));
+	const k_gemm_kernel *kernels[K_ISA_COUNT];
+	own_gemm own[K_ISA_COUNT];
+	contender c[K_ISA_COUNT + 1];
+	double times[K_ISA_COUNT + 1][256];
+	int count = 0;
+	for (int isa = K_ISA_COUNT - 1; isa >= K_ISA_AVX2; isa--) {
+		if (!k_cpu_isa_supported((k_isa)isa))
+			continue;
+		const k_gemm_kernel *kr = k_gemm_kernel_of((k_isa)isa);
+		kernels[count] = kr;
+		own[count] = (own_gemm){ .kr = kr, .slots = threads, .ctx = ctx };
+		own[count].op = (k_sgemm_op){ .m = m, .n = n, .k = k, .a = { a, k, 1 }, .b = { b, n, 1 },
+			                      .c = xalloc((size_t)(m * n) * sizeof(float)), .ldc = n };
+		own[count].scratch = xalloc(k_sgemm_parallel_scratch_bytes(kr, &own[count].op, threads));
+		c[count] = (contender){ k_cpu_isa_name((k_isa)isa), run_own, &own[count], times[count] };
+		count++;
+	}
+	blas_gemm bl = { m, n, k, a, b, c_blas, threads > 1 && n >= 64 ? threads : 1, ctx };
+	c[count] = (contender){ "openblas", run_blas, &bl, times[count] };
+	double med[K_ISA_COUNT + 1];
+	double flop = 2.0 * (double)m * (double)n * (double)k;
+	timing_threads = threads;
+	int warm = flop > 1e9 ? 2 : 5;
+	race(c, count + 1, warm, runs, med);
+	double gf_blas = flop / med[count] * 1e-6;
+	for (int i = 0; i < count; i++) {
+		double largest, diff = max_difference(own[i].op.c, c_blas, m * n, &largest);
+		double gf = flop / med[i] * 1e-6;
+		printf("| %-22s | %d | %-8s | %8.3f | %6.1f | %3.0f %% | %8.3f | %6.1f | %5.2f | %.1e |\n", s->what, threads,
+		       c[i].name, med[i], gf, 100.0 * gf / (PEAK_PER_CORE * threads), med[count], gf_blas,
+		       med[count] / med[i], diff / (largest > 0 ? largest : 1));
+		free(own[i].op.c);
+		free(own[i].scratch);
+	}
+	(void)kernels;
+	free(a), free(b), free(c_blas);
+}
+
+static void
+bench_conv(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs, double pytorch_ms)
+{
+	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
+	int64_t out = w->batch * w->out_channels * w->out[0] * w->out[1];
+	int64_t nw = w->out_channels * w->in_channels / w->groups * w->kernel[0] * w->kernel[1];
+	float *x = random_floats(in, 3), *weights = random_floats(nw, 4);
+	conv_run old = { .w = *w, .x = x, .weights = weights, .slots = threads, .ctx = ctx };
+	conv_run new = old;
+	k_gemm_force(K_GEMM_OPENBLAS);
+	old.scratch = xalloc(k_conv_scratch_bytes(w, threads));
+	k_gemm_force(K_GEMM_AUTO);
+	old.y = xalloc((size_t)out * sizeof(float));
+	new.y = xalloc((size_t)out * sizeof(float));
+	size_t packed_bytes = k_conv_packed_bytes(w);
+	new.packed = packed_bytes ? xalloc(packed_bytes) : NULL;
+	if (new.packed)
+		k_conv_pack(w, weights, new.packed);
+	new.scratch = xalloc(k_conv_packed_scratch_bytes(w, threads));
+	double t_old[256], t_new[256], med[2];
+	contender c[2] = { { "old", run_conv_old, &old, t_old }, { "new", run_conv_new, &new, t_new } };
+	timing_threads = threads;
+	race(c, 2, 5, runs, med);
+	double flop = 2.0 * (double)out * (double)(w->in_channels / w->groups) * (double)(w->kernel[0] * w->kernel[1]);
+	double largest, diff = max_difference(new.y, old.y, out, &largest);
+	double gf_new = flop / med[1] * 1e-6;
+	char torch[32] = "-";
+	if (pytorch_ms > 0)
+		snprintf(torch, sizeof torch, "%.2f", pytorch_ms);
+	printf("| %-26s | %d | %7.3f | %7.3f | %6.1f | %3.0f %% | %5.2f | %s | %.1e |\n", what, threads, med[0], med[1],
+	       gf_new, 100.0 * gf_new / (PEAK_PER_CORE * threads), med[0] / med[1], torch,
+	       diff / (largest > 0 ? largest : 1));
+	free(x), free(weights), free(old.y), free(new.y), free(old.scratch), free(new.scratch), free(new.packed);
+}
+
+static k_window
+conv2d_strided(int64_t c, int64_t oc, int64_t hw, int64_t kernel, int64_t stride, int64_t pad)
+{
+	k_window w = { .spatial = 2, .batch = 1, .in_channels = c, .out_channels = oc, .groups = 1 };
+	for (int i = 0; i < 2; i++) {
+		w.in[i] = hw;
+		w.kernel[i] = kernel;
+		w.stride[i] = stride;
+		w.dilation[i] = 1;
+		w.pad_begin[i] = w.pad_end[i] = pad;
+		w.out[i] = (hw + 2 * pad - kernel) / stride + 1;
+	}
+	return w;
+}
+
+static k_window
+conv2d(int64_t c, int64_t oc, int64_t hw, int64_t kernel, int64_t pad)
+{
+	return conv2d_strided(c, oc, hw, kernel, 1, pad);
+}
+
+/* Every convolution shape of ResNet-18 at 224 x 224, with how often it
+ * occurs. */
+static void
+bench_resnet(st_exec_ctx *ctxs, int runs)
+{
+	static const struct {
+		const char *what;
+		int64_t c, oc, hw, kernel, stride, pad;
+		int times;
+	} convs[] = {
+		{ "conv1 7x7/2 3->64 @224", 3, 64, 224, 7, 2, 3, 1 },
+		{ "3x3 64->64 @56", 64, 64, 56, 3, 1, 1, 4 },
+		{ "3x3/2 64->128 @56", 64, 128, 56, 3, 2, 1, 1 },
+		{ "1x1/2 64->128 @56", 64, 128, 56, 1, 2, 0, 1 },
+		{ "3x3 128->128 @28", 128, 128, 28, 3, 1, 1, 3 },
+		{ "3x3/2 128->256 @28", 128, 256, 28, 3, 2, 1, 1 },
+		{ "1x1/2 128->256 @28", 128, 256, 28, 1, 2, 0, 1 },
+		{ "3x3 256->256 @14", 256, 256, 14, 3, 1, 1, 3 },
+		{ "3x3/2 256->512 @14", 256, 512, 14, 3, 2, 1, 1 },
+		{ "1x1/2 256->512 @14", 256, 512, 14, 1, 2, 0, 1 },
+		{ "3x3 512->512 @7", 512, 512, 7, 3, 1, 1, 3 },
+	};
+	printf("\n| ResNet-18 convolution (x times) | threads | old ms | new ms | GFLOP/s | of peak | speed-up | PyTorch ms | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
+	for (int t = 1; t <= 2; t++) {
+		for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+			char what[64];
+			snprintf(what, sizeof what, "%s (x%d)", convs[i].what, convs[i].times);
+			k_window w = conv2d_strided(convs[i].c, convs[i].oc, convs[i].hw, convs[i].kernel, convs[i].stride,
+			                            convs[i].pad);
+			bench_conv(what, &w, t, &ctxs[t - 1], runs, 0);
+		}
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	int runs = 21;
+	bool quick = false, resnet = false, classes = false;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
+			runs = atoi(argv[++i]);
+		} else if (strcmp(argv[i], "--quick") == 0) {
+			quick = true;
+		} else if (strcmp(argv[i], "--resnet") == 0) {
+			resnet = true;
+		} else if (strcmp(argv[i], "--classes") == 0) {
+			classes = true;
+		} else if (strcmp(argv[i], "--cpu-time") == 0) {
+			cpu_time = true;
+		} else if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc) {
+			k_isa isa;
+			if (k_cpu_isa_parse(argv[++i], &isa) != 0 || k_cpu_isa_force(isa) != 0) {
+				fprintf(stderr, "bench-gemm: this machine cannot run --isa %s\n", argv[i]);
+				return 2;
+			}
+		} else {
+			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--resnet] [--classes] [--cpu-time] [--isa avx512|avx2|portable]\n");
+			return 2;
+		}
+	}
+	if (runs < 1 || runs > 256)
+		runs = 21;
+	if (k_cpu_isa_note())
+		fprintf(stderr, "bench-gemm: %s\n", k_cpu_isa_note());
+	k_gemm_init();
+	printf("SIMD level: %s (best here: %s); FMA peak taken as %.1f GFLOP/s per core; median of %d runs%s\n\n",
+	       k_cpu_isa_name(k_cpu_isa()), k_cpu_isa_name(k_cpu_isa_best()), PEAK_PER_CORE, runs,
+	       cpu_time ? "; one thread in CPU time" : "");
+	const shape shapes[] = {
+		{ "256^3", 256, 256, 256 },
+		{ "1024^3", 1024, 1024, 1024 },
+		{ "64x3136x576 (conv 3x3)", 64, 3136, 576 },
+		{ "64x3136x256 (conv 1x1)", 64, 3136, 256 },
+	};
+	st_pool *pools[2] = { st_pool_new(1), st_pool_new(2) };
+	st_exec_ctx ctxs[2];
+	st_pool_context(pools[0], &ctxs[0]);
+	st_pool_context(pools[1], &ctxs[1]);
+	printf("| SGEMM MxNxK | threads | ours | ms | GFLOP/s | of peak | OpenBLAS ms | GFLOP/s | speed-up | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+		if (quick && shapes[s].m == 1024)
+			continue;
+		for (int t = 1; t <= 2; t++)
+			bench_gemm(&shapes[s], t, &ctxs[t - 1], shapes[s].m == 1024 ? (runs + 1) / 2 : runs);
+	}
+	printf("\n| convolution (1x C x 56 x 56) | threads | old ms | new ms | GFLOP/s | of peak | speed-up | PyTorch ms | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
+	k_window c3 = conv2d(64, 64, 56, 3, 1), c1 = conv2d(256, 64, 56, 1, 0);
+	/* PyTorch 1.13 (oneDNN) on this machine, perf-anchors.md. */
+	double torch3[2] = { 2.087, 1.076 };
+	for (int t = 1; t <= 2; t++)
+		bench_conv("3x3 64->64 pad 1", &c3, t, &ctxs[t - 1], runs, torch3[t - 1]);
+	for (int t = 1; t <= 2; t++)
+		bench_conv("1x1 256->64", &c1, t, &ctxs[t - 1], runs, 0);
+	if (resnet)
+		bench_resnet(ctxs, runs);
+	if (classes)
+		bench_classes(ctxs, runs);
+	st_pool_free(pools[0]);
+	st_pool_free(pools[1]);
+	return 0;
+}

@@ -1,0 +1,756 @@
+/*
+ * Convolutions as products on Strata's own SGEMM (k-sgemm.h). Per group,
+ * the filters are A (output channels x input channels·taps), packed once;
+ * B, whose columns are output positions, is never built whole:
+ *   - a stride-1 convolution over one or two axes whose output is as large
+ *     as its input (same padding, 1x1 included), on a level with masked
+ *     loads, reads the input in place: the micro-kernel's lanes are output
+ *     positions, each tap a shift of the input, and the lanes whose shifted
+ *     input falls in the padding load nothing (k_conv_tile);
+ *   - a strided convolution over one or two axes whose taps reach no
+ *     further than one stride past the output position (3x3 stride 2 pad
+ *     1, 1x1 stride 2) does the same on a per-thread copy of the input
+ *     split into its stride phases (even and odd rows and columns for
+ *     stride 2), each phase as large as the output: every tap is then a
+ *     shift of one phase;
+ *   - elsewhere (the portable level, or other sizes) a 1x1 convolution with
+ *     stride 1 and no padding reads the input planes in place (B is X,
+ *     channels by positions);
+ *   - and a stride-1 convolution over one or two axes reads a padded copy
+ *     of a few input rows that each thread makes in its own slot. Its positions
+ *     are counted over the padded width, so that the tap (kh, kw) of every
+ *     position is the same shift of the copy and the micro-kernel reads B
+ *     rows at fixed offsets from it (the columns past the output width are
+ *     computed and dropped);
+ *   - the rest (strides, three axes) goes through a tile of im2col per
+ *     thread, small enough to stay in its L2.
+ * Threads share nothing they write: each takes a contiguous run of tasks
+ * (sample, group, block of positions, block of output channels) with its
+ * own slot.
+ */
+#include "config.h"
+
+#include <assert.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "k-conv-gemm.h"
+
+enum { SRC_DIRECT, SRC_PHASED, SRC_POINTWISE, SRC_SHIFTED, SRC_IM2COL };
+
+/* Bytes of B source one thread keeps for a block (the input it reads, the
+ * phases, the padded rows or the im2col tile), read by every panel of
+ * filters in turn: half of the 1 MiB L2 of a Zen 4 core, the rest for the
+ * filters. */
+#define B_TARGET_BYTES (512 * 1024)
+
+/* The header of packed filters: which kernel packed them, and for what. */
+typedef struct packed_head {
+	uint32_t magic;
+	int32_t isa;
+	int64_t nr;           /* which of the level's kernels: the width of its tile */
+	int64_t groups, out_per_group, depth;
+	int64_t group_floats; /* floats of one group's panels */
+	int64_t tap_major;    /* steps in (tap, channel) order: for the direct and phased sources */
+	int64_t reserved;
+} packed_head;
+_Static_assert(sizeof(packed_head) == 64, "the packed filters start 64 bytes in");
+#define PACKED_MAGIC 0x4b435650u /* "PVCK" */
+
+typedef struct gplan {
+	k_geometry g;
+	const k_gemm_kernel *kr;
+	int source;
+	int64_t depth;            /* GEMM K: in_per_group x kernel_size */
+	int64_t units;            /* per plane: output rows (shifted, phased) or register tiles of positions */
+	int64_t blocks, block;    /* blocks per plane, units in the largest */
+	int64_t mblock, mblocks;  /* output channels per block, a multiple of mr */
+	int64_t tasks;            /* batch x groups x blocks x mblocks */
+	int64_t wp;               /* shifted: the padded row, positions per output row */
+	int64_t span;             /* shifted, phased: input (phase) rows one block reads */
+	int64_t pitch;            /* shifted: floats per channel of the copy; phased: per phase;
+	                           * im2col: per row */
+	int64_t phases;           /* phased: stride phases per channel */
+	size_t off_floats, a_floats, b_floats, slot_floats;
+} gplan;
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t
+max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static int64_t
+div_up(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static int64_t
+round_up(int64_t a, int64_t b)
+{
+	return div_up(a, b) * b;
+}
+
+static size_t
+line_floats(int64_t floats)
+{
+	return (size_t)round_up(floats, 16);
+}
+
+/* The positions a block of `rows` output rows spans in padded-row counting. */
+static int64_t
+shifted_positions(const gplan *p, int64_t rows)
+{
+	return (rows - 1) * p->wp + p->g.out[2];
+}
+
+/* Block b's part of a plane: output rows [*lo, *hi) for the shifted and
+ * phased sources, positions otherwise. */
+static void
+block_span(const gplan *p, int64_t b, int64_t *lo, int64_t *hi)
+{
+	int64_t u0 = b * p->units / p->blocks, u1 = (b + 1) * p->units / p->blocks;
+	if (p->source == SRC_SHIFTED || p->source == SRC_PHASED) {
+		*lo = u0;
+		*hi = u1;
+	} else {
+		*lo = u0 * p->kr->nr;
+		*hi = min64(u1 * p->kr->nr, p->g.out_size);
+	}
+}
+
+/* floor(a / b) for b > 0. */
+static int64_t
+div_down(int64_t a, int64_t b)
+{
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* Where tap k of axis a (1 rows, 2 columns) reads, relative to the output
+ * position times the stride: a shift in whole strides and a phase. */
+static void
+tap_phase(const k_geometry *g, int a, int64_t k, int64_t *shift, int64_t *phase)
+{
+	int64_t reach = k * g->dilation[a] - g->pad[a];
+	*shift = div_down(reach, g->stride[a]);
+	*phase = reach - *shift * g->stride[a];
+}
+
+/* Whether a strided convolution suits the phased source: no tap reaches a
+ * stride or more past its output position (so each phase needs no more
+ * rows or columns than the output has). */
+static bool
+phased_fits(const k_geometry *g)
+{
+	for (int a = 1; a <= 2; a++) {
+		int64_t shift, phase;
+		tap_phase(g, a, g->kernel[a] - 1, &shift, &phase);
+		if (shift > 0 || g->pad[a] < 0)
+			return false;
+	}
+	return g->stride[1] * g->stride[2] <= 64;
+}
+
+/*
+ * Plans for `threads` threads: blocks sized for L2, then cut finer while
+ * there are fewer tasks than threads, first along the positions (as long
+ * as each block keeps two register tiles of them), then along the output
+ * channels. Returns false when the offsets would not fit 32 bits.
+ */
+static bool
+gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packed, gplan *p)
+{
+	*p = (gplan){ .g = *g, .kr = kr };
+	int64_t nr = kr->nr, mr = kr->mr, cg = g->in_per_group;
+	p->depth = cg * g->kernel_size;
+	bool unit = g->stride[0] == 1 && g->stride[1] == 1 && g->stride[2] == 1;
+	bool unpadded = g->pad[0] == 0 && g->pad[1] == 0 && g->pad[2] == 0;
+	bool flat = g->in[0] == 1 && g->out[0] == 1 && g->kernel[0] == 1 && g->pad[0] == 0;
+	bool same = g->out[1] == g->in[1] && g->out[2] == g->in[2];
+	if (kr->conv_tile != NULL && flat && g->stride[1] == 1 && g->stride[2] == 1 && same &&
+	    g->in_size < INT32_MAX / 4)
+		p->source = SRC_DIRECT;
+	else if (kr->conv_tile != NULL && flat && !unit && phased_fits(g) &&
+	         cg * g->stride[1] * g->stride[2] * g->out_size < INT32_MAX / 4)
+		p->source = SRC_PHASED;
+	else if (g->kernel_size == 1 && unit && unpadded && g->in_size == g->out_size)
+		p->source = SRC_POINTWISE;
+	else if (flat && g->stride[1] == 1 && g->stride[2] == 1)
+		p->source = SRC_SHIFTED;
+	else
+		p->source = SRC_IM2COL;
+	/*
+	 * Blocks: of output rows for the sources that copy rows (shifted,
+	 * phased), else of register tiles of positions. As few as keep a
+	 * block's B source within B_TARGET_BYTES, in a multiple of the pieces
+	 * each plane is cut into for the threads, their bounds spread evenly
+	 * over the units, so that every thread gets the same share.
+	 */
+	bool by_rows = p->source == SRC_SHIFTED || p->source == SRC_PHASED;
+	int64_t target = B_TARGET_BYTES / (int64_t)sizeof(float), most, unit_positions, extra = 0;
+	if (p->source == SRC_SHIFTED) {
+		p->wp = g->out[2] + (g->kernel[2] - 1) * g->dilation[2];
+		extra = (g->kernel[1] - 1) * g->dilation[1];
+		most = target / max64(cg * p->wp, 1) - extra;
+		unit_positions = p->wp;
+	} else if (p->source == SRC_PHASED) {
+		int64_t shift, phase;
+		tap_phase(g, 1, 0, &shift, &phase);
+		extra = -shift;
+		p->phases = g->stride[1] * g->stride[2];
+		most = target / max64(cg * p->phases * g->out[2], 1) - extra;
+		unit_positions = g->out[2];
+	} else {
+		most = target / max64((p->source == SRC_IM2COL ? p->depth : cg) * nr, 1);
+		unit_positions = nr;
+	}
+	p->units = by_rows ? g->out[1] : div_up(g->out_size, nr);
+	int64_t planes = g->batch * g->groups;
+	int64_t parts = planes < threads ? div_up(threads, planes) : 1;
+	bool split_channels = false;
+	/* Cutting a plane pays while each piece keeps two register tiles;
+	 * below that the threads share the output channels instead. */
+	if (parts > 1 && div_up(p->units, parts) * unit_positions < 2 * nr) {
+		parts = 1;
+		split_channels = true;
+	}
+	int64_t per_part = div_up(p->units, parts);
+	p->blocks = max64(1, min64(p->units, div_up(per_part, max64(most, 1)) * parts));
+	p->block = div_up(p->units, p->blocks); /* the largest block, in units */
+	if (p->source == SRC_SHIFTED) {
+		p->span = p->block + extra;
+		p->pitch = p->span * p->wp;
+		/* Reads run up to a register tile past the last position. */
+		p->b_floats = line_floats(cg * p->pitch + nr + 16);
+		if (cg * p->pitch + nr + 16 > INT32_MAX)
+			return false;
+	} else if (p->source == SRC_PHASED) {
+		p->span = p->block + extra;
+		p->pitch = p->span * g->out[2];
+		p->b_floats = line_floats(cg * p->phases * p->pitch);
+	} else if (p->source == SRC_DIRECT) {
+		p->b_floats = 0;
+	} else if (p->source == SRC_POINTWISE) {
+		/* The last register tile of a plane comes packed from a copy. */
+		p->b_floats = line_floats(p->depth * nr);
+		if (cg * g->in_size > INT32_MAX)
+			return false;
+	} else {
+		p->pitch = p->block * nr;
+		p->b_floats = line_floats(p->depth * p->pitch + nr + 16);
+		if (p->depth * p->pitch + nr + 16 > INT32_MAX)
+			return false;
+	}
+	p->mblocks = 1;
+	p->mblock = g->out_per_group;
+	if (split_channels || planes * p->blocks < threads) {
+		int64_t want = div_up(threads, planes * p->blocks);
+		p->mblocks = max64(1, min64(want, div_up(g->out_per_group, mr)));
+	}
+	p->mblock = round_up(div_up(g->out_per_group, p->mblocks), mr);
+	p->mblocks = div_up(g->out_per_group, p->mblock);
+	p->tasks = planes * p->blocks * p->mblocks;
+	/* int32 offsets (direct: the taps' row and column shifts; phased: and
+	 * their phases' places), as many as floats */
+	p->off_floats = line_floats(p->source == SRC_DIRECT   ? 2 * g->kernel_size
+	                            : p->source == SRC_PHASED ? 3 * g->kernel_size
+	                                                      : p->depth);
+	p->a_floats = packed ? 0 : line_floats(p->mblock * p->depth);
+	p->slot_floats = p->off_floats + p->a_floats + p->b_floats;
+	return true;
+}
+
+/* The share of the work a kernel's tiles would do that is real, planned
+ * for one thread: output channels rounded up to whole panels, positions
+ * (with the padded columns of the shifted source) to whole tiles. */
+static double
+tile_use(const k_geometry *g, const k_gemm_kernel *kr)
+{
+	gplan p;
+	if (!gplan_make(g, kr, 1, true, &p))
+		return 0.0;
+	double computed = 0.0;
+	for (int64_t b = 0; b < p.blocks; b++) {
+		int64_t lo, hi;
+		block_span(&p, b, &lo, &hi);
+		int64_t positions = p.source == SRC_SHIFTED  ? shifted_positions(&p, hi - lo)
+		                    : p.source == SRC_PHASED ? (hi - lo) * g->out[2]
+		                                             : hi - lo;
+		computed += (double)round_up(positions, kr->nr);
+	}
+	return (double)g->out_size / computed * (double)g->out_per_group /
+	       (double)round_up(g->out_per_group, kr->mr);
+}
+
+/* Level isa's kernel for this convolution: its narrow variant when that
+ * wastes clearly less (small images), the main one otherwise. */
+static const k_gemm_kernel *
+conv_kernel(const k_geometry *g, k_isa isa)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_of(isa);
+	if (kr == NULL)
+		kr = &k_gemm_kernel_portable;
+	if (kr->narrow != NULL && tile_use(g, kr->narrow) > 1.05 * tile_use(g, kr))
+		return kr->narrow;
+	return kr;
+}
+
+bool
+k_conv_gemm_fits(const k_geometry *g)
+{
+	gplan p;
+	return g->in_per_group > 0 && gplan_make(g, k_gemm_kernel_now(), 1, false, &p);
+}
+
+static int
+threads_used(int slots, const st_exec_ctx *ctx)
+{
+	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	if (threads > slots)
+		threads = slots;
+	return threads < 1 ? 1 : threads;
+}
+
+size_t
+k_conv_gemm_scratch_bytes(const k_geometry *g, int slots, bool packed)
+{
+	size_t most = 0;
+	for (int t = 1; t <= slots || t == 1; t++) {
+		gplan p;
+		if (!gplan_make(g, conv_kernel(g, k_cpu_isa()), t, packed, &p))
+			return 0;
+		size_t bytes = p.slot_floats * sizeof(float) * (size_t)t;
+		most = bytes > most ? bytes : most;
+	}
+	return most;
+}
+
+/* ---- packed filters ---- */
+
+static int64_t
+group_floats(const k_gemm_kernel *kr, const k_geometry *g)
+{
+	return (int64_t)(k_sgemm_packed_a_bytes(kr, g->out_per_group, g->in_per_group * g->kernel_size) /
+	                 sizeof(float));
+}
+
+size_t
+k_conv_gemm_packed_bytes(const k_geometry *g)
+{
+	const k_gemm_kernel *kr = conv_kernel(g, k_cpu_isa());
+	return sizeof(packed_head) + (size_t)(g->groups * group_floats(kr, g)) * sizeof(float);
+}
+
+/*
+ * Filters [m0, m1) of one group (filters: its first) into panels of mr,
+ * steps in (channel, tap) order as they lie, or in (tap, channel) order
+ * for the direct source.
+ */
+static void
+pack_filters(const k_geometry *g, const k_gemm_kernel *kr, bool tap_major, const float *filters, int64_t m0,
+             int64_t m1, float *dst)
+{
+	int64_t depth = g->in_per_group * g->kernel_size, mr = kr->mr;
+	if (!tap_major) {
+		k_matrix w = { filters, depth, 1 };
+		k_sgemm_pack_a_block(kr, w, g->out_per_group, m0, m1 - m0, 0, depth, dst);
+		return;
+	}
+	for (int64_t i = m0; i < m1; i += mr) {
+		float *panel = dst + (i - m0) / mr * depth * mr;
+		int64_t live = min64(mr, m1 - i);
+		for (int64_t t = 0; t < g->kernel_size; t++)
+			for (int64_t c = 0; c < g->in_per_group; c++) {
+				float *step = panel + (t * g->in_per_group + c) * mr;
+				for (int64_t r = 0; r < mr; r++)
+					step[r] = r < live ? filters[(i + r) * depth + c * g->kernel_size + t] : 0.0f;
+			}
+	}
+}
+
+void
+k_conv_gemm_pack(const k_geometry *g, const float *weights, void *packed)
+{
+	const k_gemm_kernel *kr = conv_kernel(g, k_cpu_isa());
+	int64_t depth = g->in_per_group * g->kernel_size;
+	gplan p;
+	gplan_make(g, kr, 1, true, &p);
+	packed_head *h = packed;
+	*h = (packed_head){ .magic = PACKED_MAGIC, .isa = (int32_t)kr->isa, .nr = kr->nr, .groups = g->groups,
+		            .out_per_group = g->out_per_group, .depth = depth,
+		            .group_floats = group_floats(kr, g),
+		            .tap_major = p.source == SRC_DIRECT || p.source == SRC_PHASED };
+	float *data = (float *)(h + 1);
+	for (int64_t grp = 0; grp < g->groups; grp++)
+		pack_filters(g, kr, h->tap_major, weights + grp * g->out_per_group * depth, 0, g->out_per_group,
+		             data + grp * h->group_floats);
+}
+
+/* ---- B sources ---- */
+
+/* Rows [r0, r0 + p->span) of the padded input of one group (rows and
+ * columns outside the input are zero), channel after channel, p->pitch
+ * floats apart; then the slack that reads past the last position touch. */
+static void
+pad_rows(const gplan *p, const float *x, int64_t r0, float *dst)
+{
+	const k_geometry *g = &p->g;
+	int64_t w = g->in[2], left = g->pad[2];
+	int64_t copy = min64(w, p->wp - left); /* the input columns that land inside */
+	for (int64_t c = 0; c < g->in_per_group; c++) {
+		const float *plane = x + c * g->in_size;
+		for (int64_t r = 0; r < p->span; r++) {
+			float *row = dst + c * p->pitch + r * p->wp;
+			int64_t ih = r0 - g->pad[1] + r;
+			if (ih < 0 || ih >= g->in[1] || copy <= 0) {
+				memset(row, 0, (size_t)p->wp * sizeof *row);
+				continue;
+			}
+			memset(row, 0, (size_t)min64(left, p->wp) * sizeof *row);
+			memcpy(row + left, plane + ih * w, (size_t)copy * sizeof *row);
+			memset(row + left + copy, 0, (size_t)(p->wp - left - copy) * sizeof *row);
+		}
+	}
+	memset(dst + g->in_per_group * p->pitch, 0, (size_t)(p->kr->nr + 16) * sizeof *dst);
+}
+
+/* Offsets of B's rows (c, kd, kh, kw) from a position's base; for the
+ * direct source, the row shifts of the taps then their column shifts. */
+static void
+fill_offsets(const gplan *p, int32_t *off)
+{
+	const k_geometry *g = &p->g;
+	int64_t t = 0;
+	if (p->source == SRC_DIRECT) {
+		for (int64_t kh = 0; kh < g->kernel[1]; kh++)
+			for (int64_t kw = 0; kw < g->kernel[2]; kw++, t++) {
+				off[t] = (int32_t)(kh * g->dilation[1] - g->pad[1]);
+				off[g->kernel_size + t] = (int32_t)(kw * g->dilation[2] - g->pad[2]);
+			}
+		return;
+	}
+	if (p->source == SRC_PHASED) {
+		for (int64_t kh = 0; kh < g->kernel[1]; kh++)
+			for (int64_t kw = 0; kw < g->kernel[2]; kw++, t++) {
+				int64_t dy, py, dx, px;
+				tap_phase(g, 1, kh, &dy, &py);
+				tap_phase(g, 2, kw, &dx, &px);
+				off[t] = (int32_t)dy;
+				off[g->kernel_size + t] = (int32_t)dx;
+				off[2 * g->kernel_size + t] = (int32_t)((py * g->stride[2] + px) * p->pitch);
+			}
+		return;
+	}
+	for (int64_t c = 0; c < g->in_per_group; c++)
+		for (int64_t kd = 0; kd < g->kernel[0]; kd++)
+			for (int64_t kh = 0; kh < g->kernel[1]; kh++)
+				for (int64_t kw = 0; kw < g->kernel[2]; kw++, t++) {
+					if (p->source == SRC_POINTWISE)
+						off[t] = (int32_t)(c * g->in_size);
+					else if (p->source == SRC_SHIFTED)
+						off[t] = (int32_t)(c * p->pitch + kh * g->dilation[1] * p->wp +
+						                   kw * g->dilation[2]);
+					else
+						off[t] = (int32_t)(t * p->pitch);
+				}
+}
+
+/*
+ * The stride phases of one group's input for output rows from r0: phase
+ * (py, px) row i, column j holds input (i * sy + py, j * sx + px), or 0
+ * outside the input, for phase rows [r0 + shift, r0 + shift + p->span)
+ * (shift: that of the first tap, zero or negative) and the output's
+ * columns; channel after channel, phase after phase. Phases no tap reads
+ * are left as they are.
+ */
+static void
+phase_rows(const gplan *p, const float *x, int64_t r0, float *dst)
+{
+	const k_geometry *g = &p->g;
+	int64_t sy = g->stride[1], sx = g->stride[2], wo = g->out[2], top, unused;
+	tap_phase(g, 1, 0, &top, &unused);
+	for (int64_t py = 0; py < sy; py++)
+		for (int64_t px = 0; px < sx; px++) {
+			bool used = false;
+			for (int64_t kh = 0; kh < g->kernel[1] && !used; kh++)
+				for (int64_t kw = 0; kw < g->kernel[2] && !used; kw++) {
+					int64_t dy, ty, dx, tx;
+					tap_phase(g, 1, kh, &dy, &ty);
+					tap_phase(g, 2, kw, &dx, &tx);
+					used = ty == py && tx == px;
+				}
+			if (!used)
+				continue;
+			/* The output columns whose input column lies inside. */
+			int64_t inside = px < g->in[2] ? min64(wo, div_up(g->in[2] - px, sx)) : 0;
+			for (int64_t c = 0; c < g->in_per_group; c++) {
+				float *plane = dst + (c * p->phases + py * sx + px) * p->pitch;
+				for (int64_t r = 0; r < p->span; r++) {
+					float *row = plane + r * wo;
+					int64_t ih = (r0 + top + r) * sy + py;
+					if (ih < 0 || ih >= g->in[1]) {
+						memset(row, 0, (size_t)wo * sizeof *row);
+						continue;
+					}
+					const float *src = x + c * g->in_size + ih * g->in[2] + px;
+					if (sx == 1) {
+						memcpy(row, src, (size_t)inside * sizeof *row);
+					} else {
+						for (int64_t j = 0; j < inside; j++)
+							row[j] = src[j * sx];
+					}
+					memset(row + inside, 0, (size_t)(wo - inside) * sizeof *row);
+				}
+			}
+		}
+}
+
+/*
+ * A shifted tile: positions [p0, p0 + cols) of the block starting at output
+ * row r0 go, those that fall inside the output width, to their places; the
+ * padded columns are dropped. out is the tile's first output channel.
+ */
+static void
+store_shifted(const gplan *p, const k_tile *t, int rows, int64_t p0, int64_t cols, int64_t r0, float *out,
+              const float *bias)
+{
+	const k_gemm_kernel *kr = p->kr;
+	int64_t wo = p->g.out[2], plane = p->g.out_size;
+	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
+	k_tile u = *t;
+	u.c = buf;
+	u.ldc = kr->nr;
+	u.load_c = false;
+	u.row_bias = u.col_bias = NULL;
+	kr->tile(&u);
+	for (int64_t q = p0; q < p0 + cols;) {
+		int64_t row = q / p->wp, col = q % p->wp;
+		int64_t end = min64(p0 + cols, row * p->wp + wo);
+		if (col < wo) {
+			const float *src = buf + (q - p0);
+			float *dst = out + (r0 + row) * wo + col;
+			for (int r = 0; r < rows; r++) {
+				float add = bias ? bias[r] : 0.0f;
+				const float *s = src + r * kr->nr;
+				float *d = dst + r * plane;
+				for (int64_t j = 0; j < end - q; j++)
+					d[j] = s[j] + add;
+			}
+		}
+		q = (row + 1) * p->wp;
+	}
+}
+
+/*
+ * The direct and phased sources: output positions [first, first +
+ * positions) of one plane for filters [m0, m1) (packed from a_base). The
+ * direct source reads the input x in place; the phased one the phases in
+ * the slot (b), which hold output rows from r0 on. shifts: the taps' row
+ * shifts, then their column shifts, then (phased) their phases' places.
+ */
+static void
+direct_block(const gplan *p, const float *a_base, const float *x, const float *b, int64_t r0, int64_t first,
+             int64_t positions, int64_t m0, int64_t m1, float *out, const float *bias, const int32_t *shifts)
+{
+	const k_geometry *g = &p->g;
+	const k_gemm_kernel *kr = p->kr;
+	int64_t mr = kr->mr, nr = kr->nr;
+	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
+	k_conv_tile t = { .x = x, .channels = g->in_per_group, .plane = g->in_size, .taps = (int)g->kernel_size,
+		          .dy = shifts, .dx = shifts + g->kernel_size, .h = g->in[1], .w = g->in[2] };
+	if (p->source == SRC_PHASED) {
+		/* Positions count from the plane's start; the phases in the slot
+		 * from their first row (r0 + the first tap's shift). */
+		int64_t top, unused;
+		tap_phase(g, 1, 0, &top, &unused);
+		t.x = (const float *)((uintptr_t)b - (uintptr_t)((r0 + top) * g->out[2] * (int64_t)sizeof(float)));
+		t.plane = p->phases * p->pitch;
+		t.base = shifts + 2 * g->kernel_size;
+		t.h = g->out[1];
+		t.w = g->out[2];
+	}
+	for (int64_t i = m0; i < m1; i += mr) {
+		int rows = (int)min64(mr, m1 - i);
+		t.a = a_base + (i - m0) / mr * p->depth * mr;
+		for (int64_t q = 0; q < positions; q += nr) {
+			t.p = first + q;
+			t.cols = (int)min64(nr, positions - q);
+			if (rows == mr) {
+				t.c = out + i * g->out_size + first + q;
+				t.ldc = g->out_size;
+				t.row_bias = bias ? bias + i : NULL;
+				kr->conv_tile(&t);
+				continue;
+			}
+			/* The last panel of a group, with fewer filters than rows. */
+			t.c = buf;
+			t.ldc = nr;
+			t.row_bias = NULL;
+			kr->conv_tile(&t);
+			for (int r = 0; r < rows; r++) {
+				float add = bias ? bias[i + r] : 0.0f, *d = out + (i + r) * g->out_size + first + q;
+				for (int j = 0; j < t.cols; j++)
+					d[j] = buf[r * nr + j] + add;
+			}
+		}
+	}
+}
+
+/* ---- running ---- */
+
+typedef struct gargs {
+	const gplan *p;
+	const float *x, *weights, *bias;
+	const packed_head *packed;
+	float *y;
+	char *scratch;
+	int64_t chunks;
+} gargs;
+
+/* Tasks [t0, t1) on one slot: B's source is made again only when the
+ * block changes, the filters (when not pre-packed) when their group or
+ * channel block does. */
+static void
+gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
+{
+	const gplan *p = a->p;
+	const k_geometry *g = &p->g;
+	const k_gemm_kernel *kr = p->kr;
+	int64_t mr = kr->mr, nr = kr->nr, depth = p->depth;
+	int32_t *off = (int32_t *)slot;
+	float *a_buf = slot + p->off_floats, *b_buf = a_buf + p->a_floats;
+	fill_offsets(p, off);
+	int64_t have_b = -1, have_a = -1;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t mb = t % p->mblocks, field = t / p->mblocks;
+		int64_t blk = field % p->blocks, plane = field / p->blocks;
+		int64_t n = plane / g->groups, grp = plane % g->groups;
+		int64_t m0 = mb * p->mblock, m1 = min64(m0 + p->mblock, g->out_per_group);
+		const float *x = a->x + (n * g->in_channels + grp * g->in_per_group) * g->in_size;
+		float *out = a->y + (n * g->out_channels + grp * g->out_per_group) * g->out_size;
+		const float *bias = a->bias ? a->bias + grp * g->out_per_group : NULL;
+		/* Filters: panel (i - m0) / mr of a_base holds rows i.. of the group. */
+		const float *a_base;
+		if (a->packed) {
+			a_base = (const float *)(a->packed + 1) + grp * a->packed->group_floats + m0 / mr * depth * mr;
+		} else {
+			if (have_a != grp * p->mblocks + mb) {
+				pack_filters(g, kr, p->source == SRC_DIRECT || p->source == SRC_PHASED,
+				             a->weights + grp * g->out_per_group * depth, m0, m1, a_buf);
+				have_a = grp * p->mblocks + mb;
+			}
+			a_base = a_buf;
+		}
+		int64_t lo, hi;
+		block_span(p, blk, &lo, &hi);
+		if (p->source == SRC_DIRECT) {
+			direct_block(p, a_base, x, NULL, 0, lo, hi - lo, m0, m1, out, bias, off);
+			continue;
+		}
+		if (p->source == SRC_PHASED) {
+			if (have_b != field)
+				phase_rows(p, x, lo, b_buf);
+			have_b = field;
+			direct_block(p, a_base, x, b_buf, lo, lo * g->out[2], (hi - lo) * g->out[2], m0, m1, out, bias, off);
+			continue;
+		}
+		/* B: its base, the positions of the block, where they go. */
+		int64_t first = lo, positions, r0 = 0;
+		const float *b_base;
+		bool tail_packed = false;
+		if (p->source == SRC_SHIFTED) {
+			r0 = lo;
+			positions = shifted_positions(p, hi - lo);
+			if (have_b != field)
+				pad_rows(p, x, r0, b_buf);
+			b_base = b_buf;
+		} else {
+			positions = hi - lo;
+			if (p->source == SRC_POINTWISE) {
+				b_base = x + first;
+				if (positions % nr != 0 && have_b != field) {
+					int64_t last = positions / nr * nr;
+					k_matrix xm = { x, g->in_size, 1 };
+					k_sgemm_pack_b_block(kr, xm, g->out_size, first + last, positions - last, 0, depth,
+					                     b_buf);
+				}
+				tail_packed = true;
+			} else {
+				if (have_b != field)
+					k_im2col(g, x, first, first + positions, p->pitch, b_buf);
+				b_base = b_buf;
+			}
+		}
+		have_b = field;
+		bool dense = p->source != SRC_SHIFTED || p->wp == g->out[2];
+		for (int64_t i = m0; i < m1; i += mr) {
+			int rows = (int)min64(mr, m1 - i);
+			k_tile tile = { .depth = depth, .a = a_base + (i - m0) / mr * depth * mr, .b_offsets = off };
+			const float *row_bias = bias ? bias + i : NULL;
+			for (int64_t q = 0; q < positions; q += nr) {
+				int cols = (int)min64(nr, positions - q);
+				tile.b = b_base + q;
+				tile.b_offsets = off;
+				if (tail_packed && cols < nr) {
+					tile.b = b_buf;
+					tile.b_offsets = NULL;
+				}
+				if (!dense) {
+					store_shifted(p, &tile, rows, q, cols, r0, out + i * g->out_size, row_bias);
+					continue;
+				}
+				tile.c = out + i * g->out_size + (p->source == SRC_SHIFTED ? r0 * g->out[2] : first) + q;
+				tile.ldc = g->out_size;
+				tile.row_bias = row_bias;
+				if (rows == mr && cols == nr)
+					kr->tile(&tile);
+				else
+					k_gemm_tile_part(kr, &tile, rows, cols);
+			}
+		}
+	}
+}
+
+static void
+gemm_chunks(void *arg, int64_t c0, int64_t c1)
+{
+	const gargs *a = arg;
+	for (int64_t c = c0; c < c1; c++) {
+		int64_t t0 = c * a->p->tasks / a->chunks, t1 = (c + 1) * a->p->tasks / a->chunks;
+		gemm_tasks(a, t0, t1, (float *)(a->scratch + (size_t)c * a->p->slot_floats * sizeof(float)));
+	}
+}
+
+void
+k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const void *packed, const float *bias,
+            float *y, void *scratch, int slots, const st_exec_ctx *ctx)
+{
+	const packed_head *h = packed;
+	const k_gemm_kernel *kr;
+	if (h != NULL) {
+		assert(h->magic == PACKED_MAGIC && h->groups == g->groups && h->out_per_group == g->out_per_group &&
+		       h->depth == g->in_per_group * g->kernel_size);
+		kr = k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr);
+		assert(kr != NULL);
+		gplan q;
+		gplan_make(g, kr, 1, true, &q);
+		assert((q.source == SRC_DIRECT || q.source == SRC_PHASED) == (h->tap_major != 0));
+	} else {
+		kr = conv_kernel(g, k_cpu_isa());
+	}
+	int threads = threads_used(slots, ctx);
+	gplan p;
+	bool ok = gplan_make(g, kr, threads, h != NULL, &p);
+	assert(ok);
+	(void)ok;
+	gargs a = { .p = &p, .x = x, .weights = weights, .bias = bias, .packed = h, .y = y, .scratch = scratch };
+	a.chunks = min64(p.tasks, threads);
+	k_parallel_for(ctx, a.chunks, 1, gemm_chunks, &a);
+}

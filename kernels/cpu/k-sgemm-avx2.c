@@ -1,0 +1,55 @@
+/* The AVX2+FMA micro-kernel (k-sgemm-tile.h), built with a target attribute
+ * so that a baseline build carries it; k-cpu.c decides whether it runs. */
+#include "config.h"
+
+#include "k-sgemm.h"
+
+#if defined(K_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+
+#define K_TARGET __attribute__((target("avx2,fma")))
+#define VEC __m256
+#define VLEN 8
+#define V_ZERO() _mm256_setzero_ps()
+#define V_LOADU(p) _mm256_loadu_ps(p)
+#define V_BCAST(p) _mm256_broadcast_ss(p)
+#define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
+#define V_ADD(a, b) _mm256_add_ps(a, b)
+#define V_STOREU(p, v) _mm256_storeu_ps(p, v)
+#define V_MASKZ_LOADU(m, p) _mm256_maskload_ps(p, m)
+#define V_MASK_STOREU(p, m, v) _mm256_maskstore_ps(p, m, v)
+#define VI __m256i
+#define MASK __m256i
+#define VI_SET1(x) _mm256_set1_epi32(x)
+#define VI_IOTA() _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
+#define VI_ADD(a, b) _mm256_add_epi32(a, b)
+#define VI_WRAP(row, col, w)                                                          \
+	do {                                                                          \
+		__m256i wrap_ = _mm256_cmpgt_epi32(col, _mm256_set1_epi32((w) - 1));  \
+		col = _mm256_sub_epi32(col, _mm256_and_si256(wrap_, _mm256_set1_epi32(w))); \
+		row = _mm256_sub_epi32(row, wrap_);                                    \
+	} while (0)
+#define M_INSIDE(v, lo, hi)                                                           \
+	_mm256_and_si256(_mm256_cmpgt_epi32(v, _mm256_set1_epi32((lo) - 1)),          \
+	                 _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)(hi)), v))
+#define M_AND(a, b) _mm256_and_si256(a, b)
+#define M_NONE(m) _mm256_testz_si256(m, m)
+
+/* 6 rows by 2 vectors (6 x 16): 12 accumulators, 2 B vectors and one
+ * broadcast in the 16 registers AVX2 has. */
+#define MR 6
+#define NV 2
+#define TILE_FN tile_avx2
+#define CONV_TILE_FN conv_tile_avx2
+
+#include "k-sgemm-tile.h"
+#include "k-sgemm-conv-tile.h"
+
+/* kc x 6 of A is 6 KiB (L1); kc x nc of B 384 KiB (L2); mc x kc of A
+ * (packed once per depth block) 1 MiB. */
+const k_gemm_kernel k_gemm_kernel_avx2 = {
+	.isa = K_ISA_AVX2, .mr = MR, .nr = NV * VLEN, .kc = 256, .nc = 384, .mc = 1020, .tile = tile_avx2,
+	.conv_tile = conv_tile_avx2,
+};
+
+#endif

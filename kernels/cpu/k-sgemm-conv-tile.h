@@ -1,0 +1,84 @@
+/*
+ * The direct convolution tile (k_conv_tile in k-sgemm.h), written once and
+ * compiled per SIMD level that has masked loads: k-sgemm-avx512.c and
+ * k-sgemm-avx2.c define the operations below, MR, NV, VLEN and the
+ * function name, then include this file after k-sgemm-tile.h (whose VEC and
+ * V_ operations it uses too).
+ *
+ * The nr output positions of the tile are found as (row, column) lanes
+ * once; each tap's lane mask then keeps the lanes whose shifted input
+ * lies inside the image, and the loads of every input channel for that tap
+ * use it, so padding reads as zero without a padded copy and nothing
+ * outside the input is touched. A tap no lane reaches is skipped.
+ *
+ * Needs: VI (a vector of VLEN int32), MASK, VI_SET1(x), VI_IOTA() (0, 1,
+ * ...), VI_ADD(a, b), VI_WRAP(row, col, w) (where col >= w: col -= w,
+ * row += 1), M_INSIDE(v, lo, hi) (lanes with lo <= v < hi), M_AND(a, b),
+ * M_NONE(m) (no lane set), V_MASKZ_LOADU(m, p), V_MASK_STOREU(p, m, v),
+ * CONV_TILE_FN.
+ */
+
+#define NR (NV * VLEN)
+
+K_TARGET static void
+CONV_TILE_FN(const k_conv_tile *t)
+{
+	/* Each lane's output row and column, and whether it exists. */
+	VI row[NV], col[NV];
+	MASK live[NV];
+	int64_t first_row = t->p / t->w, first_col = t->p % t->w;
+	_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {
+		row[j] = VI_SET1((int32_t)first_row);
+		col[j] = VI_ADD(VI_SET1((int32_t)(first_col + j * VLEN)), VI_IOTA());
+		for (int64_t step = first_col + (j + 1) * VLEN; step > 0; step -= t->w)
+			VI_WRAP(row[j], col[j], (int32_t)t->w);
+		live[j] = M_INSIDE(VI_ADD(VI_SET1(j * VLEN), VI_IOTA()), 0, t->cols);
+	}
+	VEC acc[MR][NV];
+	_Pragma("GCC unroll 32") for (int r = 0; r < MR; r++)
+		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
+			acc[r][j] = V_ZERO();
+	const float *a = t->a;
+	for (int tap = 0; tap < t->taps; tap++) {
+		int32_t dy = t->dy[tap], dx = t->dx[tap];
+		MASK m[NV];
+		bool none = true;
+		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {
+			m[j] = M_AND(M_AND(live[j], M_INSIDE(VI_ADD(row[j], VI_SET1(dy)), 0, t->h)),
+			             M_INSIDE(VI_ADD(col[j], VI_SET1(dx)), 0, t->w));
+			none = none && M_NONE(m[j]);
+		}
+		if (none) {
+			a += t->channels * MR;
+			continue;
+		}
+		/* The address of the tile's first lane, shifted; lanes outside the
+		 * input are never loaded, so it may lie outside it. */
+		int64_t shift = t->p + (int64_t)dy * t->w + dx + (t->base ? t->base[tap] : 0);
+		uintptr_t b = (uintptr_t)t->x + (uintptr_t)(shift * (int64_t)sizeof(float));
+		uintptr_t step = (uintptr_t)(t->plane * (int64_t)sizeof(float));
+		for (int64_t c = 0; c < t->channels; c++, a += MR, b += step) {
+			VEC bv[NV];
+			_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
+				bv[j] = V_MASKZ_LOADU(m[j], (const float *)b + j * VLEN);
+			_Pragma("GCC unroll 32") for (int r = 0; r < MR; r++) {
+				VEC av = V_BCAST(a + r);
+				_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
+					acc[r][j] = V_FMA(av, bv[j], acc[r][j]);
+			}
+		}
+	}
+	_Pragma("GCC unroll 32") for (int r = 0; r < MR; r++) {
+		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {
+			VEC v = acc[r][j];
+			float *p = t->c + r * t->ldc + j * VLEN;
+			if (t->load_c)
+				v = V_ADD(v, V_MASKZ_LOADU(live[j], p));
+			if (t->row_bias)
+				v = V_ADD(v, V_BCAST(t->row_bias + r));
+			V_MASK_STOREU(p, live[j], v);
+		}
+	}
+}
+
+#undef NR

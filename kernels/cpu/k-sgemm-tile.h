@@ -1,0 +1,64 @@
+/*
+ * The micro-kernel body, written once and compiled per SIMD level: each
+ * k-sgemm-<level>.c defines its vector type and operations, its register
+ * tile (MR rows by NV vectors of VLEN floats) and the function name, then
+ * includes this file. The mr x nr sums live in registers for the whole
+ * depth; every step loads NV vectors of B and multiplies them by MR
+ * broadcast values of A.
+ *
+ * Needs: VEC, VLEN, MR, NV, TILE_FN, K_TARGET (function attributes, may be
+ * empty), V_ZERO(), V_LOADU(p), V_BCAST(p) (p points at one float),
+ * V_FMA(a, b, c) (a * b + c), V_ADD(a, b), V_STOREU(p, v).
+ */
+
+#define NR (NV * VLEN)
+
+#define TILE_STEP(ap, bp)                                                          \
+	do {                                                                       \
+		VEC bv_[NV];                                                       \
+		_Pragma("GCC unroll 8") for (int j_ = 0; j_ < NV; j_++)            \
+			bv_[j_] = V_LOADU((bp) + j_ * VLEN);                       \
+		_Pragma("GCC unroll 32") for (int r_ = 0; r_ < MR; r_++) {         \
+			VEC av_ = V_BCAST((ap) + r_);                              \
+			_Pragma("GCC unroll 8") for (int j_ = 0; j_ < NV; j_++)    \
+				acc[r_][j_] = V_FMA(av_, bv_[j_], acc[r_][j_]);    \
+		}                                                                  \
+	} while (0)
+
+K_TARGET static void
+TILE_FN(const k_tile *t)
+{
+	VEC acc[MR][NV];
+	_Pragma("GCC unroll 32") for (int r = 0; r < MR; r++)
+		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
+			acc[r][j] = V_ZERO();
+	const float *a = t->a;
+	int64_t depth = t->depth;
+	if (t->b_offsets == NULL) {
+		const float *b = t->b;
+		for (int64_t s = 0; s < depth; s++, a += MR, b += NR)
+			TILE_STEP(a, b);
+	} else {
+		const float *base = t->b;
+		const int32_t *off = t->b_offsets;
+		for (int64_t s = 0; s < depth; s++, a += MR)
+			TILE_STEP(a, base + off[s]);
+	}
+	float *c = t->c;
+	_Pragma("GCC unroll 32") for (int r = 0; r < MR; r++) {
+		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {
+			VEC v = acc[r][j];
+			float *p = c + r * t->ldc + j * VLEN;
+			if (t->load_c)
+				v = V_ADD(v, V_LOADU(p));
+			if (t->row_bias)
+				v = V_ADD(v, V_BCAST(t->row_bias + r));
+			if (t->col_bias)
+				v = V_ADD(v, V_LOADU(t->col_bias + j * VLEN));
+			V_STOREU(p, v);
+		}
+	}
+}
+
+#undef TILE_STEP
+#undef NR

@@ -1,0 +1,488 @@
+/* Strata's own SGEMM: packing into panels, the blocked loops around the
+ * micro-kernels, edge tiles, threading, and the reference loops. */
+#include "config.h"
+
+#include <assert.h>
+#include <string.h>
+
+#include "k-nn.h"
+#include "k-sgemm.h"
+
+const k_gemm_kernel *
+k_gemm_kernel_of(k_isa isa)
+{
+	switch (isa) {
+	case K_ISA_PORTABLE:
+		return &k_gemm_kernel_portable;
+#if defined(K_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__))
+	case K_ISA_AVX2:
+		return &k_gemm_kernel_avx2;
+#endif
+#if defined(K_HAVE_AVX512) && (defined(__x86_64__) || defined(__i386__))
+	case K_ISA_AVX512:
+		return &k_gemm_kernel_avx512;
+#endif
+	default:
+		return NULL;
+	}
+}
+
+const k_gemm_kernel *
+k_gemm_kernel_now(void)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_of(k_cpu_isa());
+	return kr ? kr : &k_gemm_kernel_portable;
+}
+
+/* The share of an m x n product's tiles that is real work. */
+static double
+tile_use(const k_gemm_kernel *kr, int64_t m, int64_t n)
+{
+	double mt = (double)((m + kr->mr - 1) / kr->mr * kr->mr), nt = (double)((n + kr->nr - 1) / kr->nr * kr->nr);
+	return (double)m * (double)n / (mt * nt);
+}
+
+const k_gemm_kernel *
+k_gemm_kernel_for(k_isa isa, int64_t m, int64_t n)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_of(isa);
+	if (kr == NULL)
+		kr = &k_gemm_kernel_portable;
+	if (kr->narrow != NULL && m > 0 && n > 0 && tile_use(kr->narrow, m, n) > 1.05 * tile_use(kr, m, n))
+		return kr->narrow;
+	return kr;
+}
+
+const k_gemm_kernel *
+k_gemm_kernel_by_width(k_isa isa, int nr)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_of(isa);
+	if (kr != NULL && kr->nr != nr)
+		kr = kr->narrow;
+	return kr != NULL && kr->nr == nr ? kr : NULL;
+}
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t
+div_up(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static int64_t
+round_up(int64_t a, int64_t b)
+{
+	return div_up(a, b) * b;
+}
+
+/* Floats rounded up to whole 64-byte lines. */
+static size_t
+line_floats(int64_t floats)
+{
+	return (size_t)round_up(floats, 16);
+}
+
+/* ---- packing ---- */
+
+/* n floats from s to d; the usual panel widths as fixed-size copies, which
+ * the compiler turns into a few vector moves. */
+static inline void
+copy_floats(float *d, const float *s, int64_t n)
+{
+	switch (n) {
+	case 8:
+		memcpy(d, s, 8 * sizeof *d);
+		break;
+	case 16:
+		memcpy(d, s, 16 * sizeof *d);
+		break;
+	case 32:
+		memcpy(d, s, 32 * sizeof *d);
+		break;
+	case 48:
+		memcpy(d, s, 48 * sizeof *d);
+		break;
+	case 64:
+		memcpy(d, s, 64 * sizeof *d);
+		break;
+	default:
+		memcpy(d, s, (size_t)n * sizeof *d);
+		break;
+	}
+}
+
+/* Interleaves `rows` rows of src (rs apart) step by step into dst. */
+static inline __attribute__((always_inline)) void
+pack_rows(float *dst, const float *src, int64_t rs, int64_t depth, int rows)
+{
+	for (int64_t s = 0; s < depth; s++) {
+		for (int r = 0; r < rows; r++)
+			dst[s * rows + r] = src[r * rs + s];
+	}
+}
+
+void
+k_sgemm_pack_a_block(const k_gemm_kernel *kr, k_matrix a, int64_t m, int64_t i0, int64_t rows, int64_t t0,
+                     int64_t depth, float *dst)
+{
+	int mr = kr->mr;
+	for (int64_t p = 0; p < rows; p += mr) {
+		float *panel = dst + p / mr * depth * mr;
+		int64_t live = min64(min64(mr, rows - p), m - (i0 + p));
+		if (live < 0)
+			live = 0;
+		if (a.cs == 1 && live == mr) {
+			/* Rows are contiguous: one value of each row per step, so that
+			 * the stores are contiguous (the widths as constants, for the
+			 * compiler to unroll and combine them). */
+			const float *src = a.data + (i0 + p) * a.rs + t0;
+			switch (mr) {
+			case 6:
+				pack_rows(panel, src, a.rs, depth, 6);
+				break;
+			case 8:
+				pack_rows(panel, src, a.rs, depth, 8);
+				break;
+			case 16:
+				pack_rows(panel, src, a.rs, depth, 16);
+				break;
+			default:
+				pack_rows(panel, src, a.rs, depth, mr);
+				break;
+			}
+		} else if (a.cs == 1) {
+			for (int64_t r = 0; r < live; r++) {
+				const float *src = a.data + (i0 + p + r) * a.rs + t0;
+				for (int64_t s = 0; s < depth; s++)
+					panel[s * mr + r] = src[s];
+			}
+		} else {
+			for (int64_t s = 0; s < depth; s++) {
+				const float *src = a.data + (i0 + p) * a.rs + (t0 + s) * a.cs;
+				for (int64_t r = 0; r < live; r++)
+					panel[s * mr + r] = src[r * a.rs];
+			}
+		}
+		if (live < mr) {
+			for (int64_t s = 0; s < depth; s++)
+				memset(panel + s * mr + live, 0, (size_t)(mr - live) * sizeof *panel);
+		}
+	}
+}
+
+void
+k_sgemm_pack_b_block(const k_gemm_kernel *kr, k_matrix b, int64_t n, int64_t j0, int64_t cols, int64_t t0,
+                     int64_t depth, float *dst)
+{
+	int nr = kr->nr;
+	for (int64_t q = 0; q < cols; q += nr) {
+		float *panel = dst + q / nr * depth * nr;
+		int64_t live = min64(min64(nr, cols - q), n - (j0 + q));
+		if (live < 0)
+			live = 0;
+		if (b.cs == 1) {
+			const float *src = b.data + t0 * b.rs + j0 + q;
+			for (int64_t s = 0; s < depth; s++)
+				copy_floats(panel + s * nr, src + s * b.rs, live);
+		} else {
+			/* Columns are contiguous (a transposed B): read down each. */
+			for (int64_t j = 0; j < live; j++) {
+				const float *src = b.data + (j0 + q + j) * b.cs + t0 * b.rs;
+				for (int64_t s = 0; s < depth; s++)
+					panel[s * nr + j] = src[s * b.rs];
+			}
+		}
+		if (live < nr) {
+			for (int64_t s = 0; s < depth; s++)
+				memset(panel + s * nr + live, 0, (size_t)(nr - live) * sizeof *panel);
+		}
+	}
+}
+
+size_t
+k_sgemm_packed_a_bytes(const k_gemm_kernel *kr, int64_t m, int64_t k)
+{
+	return line_floats(round_up(m, kr->mr) * k) * sizeof(float);
+}
+
+void
+k_sgemm_pack_a(const k_gemm_kernel *kr, int64_t m, int64_t k, k_matrix a, float *packed)
+{
+	k_sgemm_pack_a_block(kr, a, m, 0, m, 0, k, packed);
+}
+
+size_t
+k_sgemm_packed_b_bytes(const k_gemm_kernel *kr, int64_t k, int64_t n)
+{
+	return line_floats(round_up(n, kr->nr) * k) * sizeof(float);
+}
+
+void
+k_sgemm_pack_b(const k_gemm_kernel *kr, int64_t k, int64_t n, k_matrix b, float *packed)
+{
+	k_sgemm_pack_b_block(kr, b, n, 0, n, 0, k, packed);
+}
+
+/* ---- tiles ---- */
+
+void
+k_gemm_tile_part(const k_gemm_kernel *kr, const k_tile *t, int rows, int cols)
+{
+	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
+	k_tile u = *t;
+	u.c = buf;
+	u.ldc = kr->nr;
+	u.load_c = false;
+	u.row_bias = u.col_bias = NULL;
+	kr->tile(&u);
+	for (int r = 0; r < rows; r++) {
+		const float *src = buf + r * kr->nr;
+		float *dst = t->c + r * t->ldc;
+		for (int j = 0; j < cols; j++) {
+			float v = src[j];
+			if (t->load_c)
+				v += dst[j];
+			if (t->row_bias)
+				v += t->row_bias[r];
+			if (t->col_bias)
+				v += t->col_bias[j];
+			dst[j] = v;
+		}
+	}
+}
+
+/* ---- the blocked product ---- */
+
+/* The depth of each packed block: the kernel's kc, evened out so that the
+ * last block is not a sliver. */
+static int64_t
+depth_block(const k_gemm_kernel *kr, int64_t k)
+{
+	return div_up(k, div_up(k, kr->kc));
+}
+
+/* Columns of each B block for a range of `cols`: nc evened out, whole panels. */
+static int64_t
+col_block(const k_gemm_kernel *kr, int64_t cols)
+{
+	int64_t blocks = div_up(cols, kr->nc);
+	return round_up(div_up(cols, blocks), kr->nr);
+}
+
+static int64_t
+row_block(const k_gemm_kernel *kr, int64_t rows)
+{
+	int64_t blocks = div_up(rows, kr->mc);
+	return round_up(div_up(rows, blocks), kr->mr);
+}
+
+/* Floats of packed A and of packed B one block needs (0 for a pre-packed operand). */
+static void
+scratch_floats(const k_gemm_kernel *kr, const k_sgemm_op *op, size_t *a_floats, size_t *b_floats)
+{
+	int64_t kc = op->k > 0 ? depth_block(kr, op->k) : 0;
+	*a_floats = op->a_packed ? 0 : line_floats(row_block(kr, op->m > 0 ? op->m : 1) * kc);
+	*b_floats = op->b_packed ? 0 : line_floats(col_block(kr, op->n > 0 ? op->n : 1) * kc);
+}
+
+size_t
+k_sgemm_scratch_bytes(const k_gemm_kernel *kr, const k_sgemm_op *op)
+{
+	size_t a, b;
+	scratch_floats(kr, op, &a, &b);
+	return (a + b) * sizeof(float);
+}
+
+/* C = C or 0, plus the biases: a product over no steps. */
+static void
+empty_product(const k_sgemm_op *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+	for (int64_t i = i0; i < i1; i++) {
+		float *row = op->c + i * op->ldc;
+		for (int64_t j = j0; j < j1; j++) {
+			float v = op->accumulate ? row[j] : 0.0f;
+			if (op->row_bias)
+				v += op->row_bias[i];
+			if (op->col_bias)
+				v += op->col_bias[j];
+			row[j] = v;
+		}
+	}
+}
+
+/*
+ * The loops around the micro-kernel (the GotoBLAS/BLIS arrangement, with
+ * A as the broadcast side): a block of A (mc x kc) is packed once per depth
+ * block; for it, each block of B (kc x nc, in L2) is packed and swept by
+ * every A panel of kc x mr (in L1) in turn, one register tile per B panel.
+ * Each operand is packed once when m <= mc. The first depth block stores,
+ * the later ones add to C.
+ */
+void
+k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t i1, int64_t j0, int64_t j1,
+              void *scratch)
+{
+	if (i0 >= i1 || j0 >= j1)
+		return;
+	if (op->k == 0) {
+		empty_product(op, i0, i1, j0, j1);
+		return;
+	}
+	int mr = kr->mr, nr = kr->nr;
+	assert(i0 % mr == 0 && j0 % nr == 0);
+	int64_t k = op->k, kc = depth_block(kr, k);
+	int64_t nc_most = col_block(kr, j1 - j0), mc_most = row_block(kr, i1 - i0);
+	size_t a_floats, b_floats;
+	scratch_floats(kr, op, &a_floats, &b_floats);
+	float *a_buf = scratch, *b_buf = (float *)scratch + a_floats;
+	for (int64_t ic = i0; ic < i1; ic += mc_most) {
+		int64_t mc = min64(mc_most, i1 - ic);
+		for (int64_t pc = 0; pc < k; pc += kc) {
+			int64_t depth = min64(kc, k - pc);
+			bool first = pc == 0;
+			const float *ap;
+			int64_t a_step;
+			if (op->a_packed) {
+				ap = op->a_packed + ic / mr * k * mr + pc * mr;
+				a_step = k * mr;
+			} else {
+				k_sgemm_pack_a_block(kr, op->a, op->m, ic, mc, pc, depth, a_buf);
+				ap = a_buf;
+				a_step = depth * mr;
+			}
+			for (int64_t jc = j0; jc < j1; jc += nc_most) {
+				int64_t nc = min64(nc_most, j1 - jc);
+				const float *bp;
+				int64_t b_step;
+				if (op->b_packed) {
+					bp = op->b_packed + jc / nr * k * nr + pc * nr;
+					b_step = k * nr;
+				} else {
+					k_sgemm_pack_b_block(kr, op->b, op->n, jc, nc, pc, depth, b_buf);
+					bp = b_buf;
+					b_step = depth * nr;
+				}
+				for (int64_t ir = 0; ir < mc; ir += mr) {
+					int rows = (int)min64(mr, mc - ir);
+					k_tile t = {
+						.depth = depth, .a = ap + ir / mr * a_step, .ldc = op->ldc,
+						.load_c = !first || op->accumulate,
+						.row_bias = first && op->row_bias ? op->row_bias + ic + ir : NULL,
+					};
+					for (int64_t jr = 0; jr < nc; jr += nr) {
+						int cols = (int)min64(nr, nc - jr);
+						t.b = bp + jr / nr * b_step;
+						t.c = op->c + (ic + ir) * op->ldc + jc + jr;
+						t.col_bias = first && op->col_bias ? op->col_bias + jc + jr : NULL;
+						if (rows == mr && cols == nr)
+							kr->tile(&t);
+						else
+							k_gemm_tile_part(kr, &t, rows, cols);
+					}
+				}
+			}
+		}
+	}
+}
+
+void
+k_sgemm(const k_gemm_kernel *kr, const k_sgemm_op *op, void *scratch)
+{
+	k_sgemm_block(kr, op, 0, op->m, 0, op->n, scratch);
+}
+
+/* ---- threads ---- */
+
+typedef struct par_args {
+	const k_gemm_kernel *kr;
+	const k_sgemm_op *op;
+	char *scratch;
+	size_t slot_bytes;
+	int64_t chunks, panels;
+	bool by_rows;
+} par_args;
+
+static void
+par_range(void *arg, int64_t c0, int64_t c1)
+{
+	const par_args *p = arg;
+	const k_sgemm_op *op = p->op;
+	for (int64_t c = c0; c < c1; c++) {
+		int64_t q0 = c * p->panels / p->chunks, q1 = (c + 1) * p->panels / p->chunks;
+		void *slot = p->scratch + (size_t)c * p->slot_bytes;
+		if (p->by_rows)
+			k_sgemm_block(p->kr, op, q0 * p->kr->mr, min64(q1 * p->kr->mr, op->m), 0, op->n, slot);
+		else
+			k_sgemm_block(p->kr, op, 0, op->m, q0 * p->kr->nr, min64(q1 * p->kr->nr, op->n), slot);
+	}
+}
+
+static size_t
+slot_bytes(const k_gemm_kernel *kr, const k_sgemm_op *op)
+{
+	return line_floats((int64_t)(k_sgemm_scratch_bytes(kr, op) / sizeof(float))) * sizeof(float);
+}
+
+size_t
+k_sgemm_parallel_scratch_bytes(const k_gemm_kernel *kr, const k_sgemm_op *op, int slots)
+{
+	return slot_bytes(kr, op) * (size_t)(slots > 1 ? slots : 1);
+}
+
+/*
+ * Threads take whole panels of columns (each packs all of A for its own)
+ * or of rows (each packs all of B): whichever duplicates less packing, as
+ * long as there are panels enough. A product too small to pay for a
+ * hand-over stays on one thread.
+ */
+void
+k_sgemm_parallel(const k_gemm_kernel *kr, const k_sgemm_op *op, void *scratch, int slots,
+                 const st_exec_ctx *ctx)
+{
+	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	if (threads > slots)
+		threads = slots;
+	int64_t mp = div_up(op->m, kr->mr), np = div_up(op->n, kr->nr);
+	double work = (double)op->m * (double)op->n * (double)op->k;
+	if (work < 262144.0)
+		threads = 1;
+	par_args p = { kr, op, scratch, slot_bytes(kr, op), 1, np, false };
+	if (threads > 1) {
+		p.by_rows = np < threads || (op->m > op->n && mp >= threads);
+		p.panels = p.by_rows ? mp : np;
+		p.chunks = min64(threads, p.panels);
+	}
+	if (p.chunks <= 1) {
+		k_sgemm(kr, op, scratch);
+		return;
+	}
+	k_parallel_for(ctx, p.chunks, 1, par_range, &p);
+}
+
+/* ---- reference ---- */
+
+void
+k_sgemm_ref(const k_sgemm_op *op)
+{
+	for (int64_t i = 0; i < op->m; i++) {
+		for (int64_t j = 0; j < op->n; j++) {
+			double sum = 0.0;
+			for (int64_t t = 0; t < op->k; t++)
+				sum += (double)op->a.data[i * op->a.rs + t * op->a.cs] *
+				       (double)op->b.data[t * op->b.rs + j * op->b.cs];
+			float *c = op->c + i * op->ldc + j;
+			if (op->accumulate)
+				sum += *c;
+			if (op->row_bias)
+				sum += op->row_bias[i];
+			if (op->col_bias)
+				sum += op->col_bias[j];
+			*c = (float)sum;
+		}
+	}
+}

@@ -1,0 +1,339 @@
+/* Unit tests: our SGEMM (kernels/cpu/k-sgemm.h) against the loops that sum
+ * in double, at every SIMD level this machine has, and the choice of
+ * level (kernels/cpu/k-cpu.h). */
+#include "config.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+#include "k-cpu.h"
+#include "k-nn.h"
+#include "k-sgemm.h"
+
+/* ---- helpers ---- */
+
+typedef struct rng {
+	uint64_t s;
+} rng;
+
+static uint64_t
+rng_next(rng *r)
+{
+	r->s ^= r->s << 13;
+	r->s ^= r->s >> 7;
+	r->s ^= r->s << 17;
+	return r->s;
+}
+
+static int64_t
+pick(rng *r, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+static float *
+random_floats(rng *r, int64_t n)
+{
+	float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+	cr_assert(v != NULL);
+	for (int64_t i = 0; i < n; i++)
+		v[i] = (float)((double)(rng_next(r) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+	return v;
+}
+
+/* 64-byte aligned memory with 64 guard bytes after it. */
+static unsigned char *
+guarded_new(size_t bytes)
+{
+	unsigned char *s = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+	cr_assert(s != NULL);
+	memset(s, 0x5a, bytes);
+	memset(s + bytes, 0xa5, 64);
+	return s;
+}
+
+static void
+guarded_check_free(unsigned char *s, size_t bytes, const char *what)
+{
+	for (int i = 0; i < 64; i++)
+		cr_assert_eq(s[bytes + i], 0xa5, "%s wrote past its %zu bytes", what, bytes);
+	free(s);
+}
+
+/* A pool that cuts the range as a pool may and runs the pieces on threads. */
+typedef struct piece {
+	st_range_fn fn;
+	void *arg;
+	int64_t begin, end;
+} piece;
+
+static void *
+piece_main(void *arg)
+{
+	piece *p = arg;
+	p->fn(p->arg, p->begin, p->end);
+	return NULL;
+}
+
+static void
+thread_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
+{
+	int64_t parts = ctx->n_threads;
+	if (grain < 1)
+		grain = 1;
+	if (parts > n / grain)
+		parts = n / grain;
+	if (parts < 1)
+		parts = 1;
+	piece pieces[8];
+	pthread_t threads[8];
+	cr_assert_leq(parts, 8);
+	for (int64_t p = 0; p < parts; p++) {
+		pieces[p] = (piece){ fn, arg, p * n / parts, (p + 1) * n / parts };
+		if (p > 0)
+			cr_assert_eq(pthread_create(&threads[p], NULL, piece_main, &pieces[p]), 0);
+	}
+	piece_main(&pieces[0]);
+	for (int64_t p = 1; p < parts; p++)
+		pthread_join(threads[p], NULL);
+}
+
+/* The levels this machine runs. */
+static int
+levels(k_isa *out)
+{
+	int n = 0;
+	for (int i = 0; i < K_ISA_COUNT; i++) {
+		if (k_cpu_isa_supported((k_isa)i))
+			out[n++] = (k_isa)i;
+	}
+	return n;
+}
+
+/* Their kernels, narrow variants included. */
+static int
+kernels(const k_gemm_kernel **out)
+{
+	k_isa have[K_ISA_COUNT];
+	int n = 0, count = levels(have);
+	for (int l = 0; l < count; l++) {
+		const k_gemm_kernel *kr = k_gemm_kernel_of(have[l]);
+		out[n++] = kr;
+		if (kr->narrow)
+			out[n++] = kr->narrow;
+	}
+	return n;
+}
+
+/* ---- the level ---- */
+
+Test(k_sgemm, isa_names)
+{
+	for (int i = 0; i < K_ISA_COUNT; i++) {
+		k_isa back;
+		cr_assert_eq(k_cpu_isa_parse(k_cpu_isa_name((k_isa)i), &back), 0);
+		cr_assert_eq(back, (k_isa)i);
+	}
+	k_isa isa = K_ISA_AVX2;
+	cr_assert_eq(k_cpu_isa_parse("sse9", &isa), -1);
+	cr_assert_eq(isa, K_ISA_AVX2);
+	cr_assert(k_cpu_isa_supported(K_ISA_PORTABLE));
+	cr_assert(k_cpu_isa_supported(k_cpu_isa_best()));
+	cr_assert(k_cpu_isa_supported(k_cpu_isa()));
+}
+
+/* Forcing a level: those the machine has are taken (and their kernel is
+ * the one used), the others refused without changing the choice. */
+Test(k_sgemm, isa_force)
+{
+	k_isa before = k_cpu_isa();
+	for (int i = 0; i < K_ISA_COUNT; i++) {
+		k_isa isa = (k_isa)i, now = k_cpu_isa();
+		if (k_cpu_isa_supported(isa)) {
+			cr_assert_eq(k_cpu_isa_force(isa), 0);
+			cr_assert_eq(k_cpu_isa(), isa);
+			cr_assert_eq(k_gemm_kernel_now()->isa, isa);
+			cr_assert_not_null(k_gemm_kernel_of(isa));
+		} else {
+			cr_assert_eq(k_cpu_isa_force(isa), -1);
+			cr_assert_eq(k_cpu_isa(), now);
+		}
+	}
+	cr_assert_eq(k_cpu_isa_force(before), 0);
+}
+
+Test(k_sgemm, kernel_tables_are_sane)
+{
+	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	int n = kernels(all);
+	for (int i = 0; i < n; i++) {
+		const k_gemm_kernel *kr = all[i];
+		cr_assert(k_cpu_isa_supported(kr->isa));
+		cr_assert_eq(k_gemm_kernel_by_width(kr->isa, kr->nr), kr);
+		cr_assert(kr->mr >= 1 && kr->nr >= 1 && kr->mr * kr->nr <= K_GEMM_MAX_TILE);
+		cr_assert(kr->kc >= 1 && kr->nc % kr->nr == 0 && kr->mc % kr->mr == 0);
+		if (kr->narrow)
+			cr_assert(kr->narrow->nr < kr->nr && kr->narrow->isa == kr->isa && kr->narrow->narrow == NULL);
+	}
+	/* The narrow variant is taken only for few columns. */
+	const k_gemm_kernel *kr = k_gemm_kernel_of(k_cpu_isa_best());
+	cr_assert_eq(k_gemm_kernel_for(kr->isa, 512, 3136), kr);
+	if (kr->narrow)
+		cr_assert_eq(k_gemm_kernel_for(kr->isa, 512, 49), kr->narrow);
+}
+
+/* ---- products ---- */
+
+enum {
+	A_TRANSPOSED = 1 << 0,  /* a column-major A */
+	B_TRANSPOSED = 1 << 1,
+	PADDED = 1 << 2,        /* leading dimensions longer than the rows */
+	ACCUMULATE = 1 << 3,
+	ROW_BIAS = 1 << 4,
+	COL_BIAS = 1 << 5,
+	A_PACKED = 1 << 6,      /* packed beforehand */
+	B_PACKED = 1 << 7,
+	FLAG_ALL = (1 << 8) - 1,
+};
+
+typedef struct run_way {
+	const char *name;
+	st_exec_ctx ctx;
+	bool parallel;
+	int slots;
+} run_way;
+
+static const run_way ways[] = {
+	{ "k_sgemm", { 0 }, false, 1 },
+	{ "parallel, 1 slot", { .n_threads = 2, .parallel_for = thread_for }, true, 1 },
+	{ "parallel, 2 threads", { .n_threads = 2, .parallel_for = thread_for }, true, 2 },
+	{ "parallel, 3 threads of 4 slots", { .n_threads = 3, .parallel_for = thread_for }, true, 4 },
+};
+
+/* One product with the given layout flags, every way, against the
+ * reference; C's padding must come back untouched. */
+static void
+check_product(const k_gemm_kernel *kr, rng *r, int64_t m, int64_t n, int64_t k, int flags)
+{
+	int64_t pad = flags & PADDED ? 3 : 0;
+	int64_t lda = (flags & A_TRANSPOSED ? m : k) + pad, ldb = (flags & B_TRANSPOSED ? k : n) + pad;
+	int64_t ldc = n + pad;
+	float *a = random_floats(r, (flags & A_TRANSPOSED ? k : m) * lda);
+	float *b = random_floats(r, (flags & B_TRANSPOSED ? n : k) * ldb);
+	float *c0 = random_floats(r, m * ldc), *rb = random_floats(r, m), *cb = random_floats(r, n);
+	k_sgemm_op op = {
+		.m = m, .n = n, .k = k, .ldc = ldc, .accumulate = flags & ACCUMULATE,
+		.a = flags & A_TRANSPOSED ? (k_matrix){ a, 1, lda } : (k_matrix){ a, lda, 1 },
+		.b = flags & B_TRANSPOSED ? (k_matrix){ b, 1, ldb } : (k_matrix){ b, ldb, 1 },
+		.row_bias = flags & ROW_BIAS ? rb : NULL, .col_bias = flags & COL_BIAS ? cb : NULL,
+	};
+	size_t c_bytes = sizeof(float) * (size_t)(m * ldc > 0 ? m * ldc : 1);
+	float *want = malloc(c_bytes);
+	memcpy(want, c0, sizeof *want * (size_t)(m * ldc));
+	op.c = want;
+	k_sgemm_ref(&op);
+	float *pa = NULL, *pb = NULL;
+	if (flags & A_PACKED) {
+		pa = aligned_alloc(64, k_sgemm_packed_a_bytes(kr, m, k) + 64);
+		k_sgemm_pack_a(kr, m, k, op.a, pa);
+		op.a_packed = pa;
+		op.a = (k_matrix){ NULL, 0, 0 };
+	}
+	if (flags & B_PACKED) {
+		pb = aligned_alloc(64, k_sgemm_packed_b_bytes(kr, k, n) + 64);
+		k_sgemm_pack_b(kr, k, n, op.b, pb);
+		op.b_packed = pb;
+		op.b = (k_matrix){ NULL, 0, 0 };
+	}
+	for (size_t w = 0; w < sizeof ways / sizeof ways[0]; w++) {
+		float *got = malloc(c_bytes);
+		memcpy(got, c0, sizeof *got * (size_t)(m * ldc));
+		op.c = got;
+		size_t bytes = ways[w].parallel ? k_sgemm_parallel_scratch_bytes(kr, &op, ways[w].slots)
+		                                : k_sgemm_scratch_bytes(kr, &op);
+		unsigned char *scratch = guarded_new(bytes);
+		if (ways[w].parallel)
+			k_sgemm_parallel(kr, &op, scratch, ways[w].slots, &ways[w].ctx);
+		else
+			k_sgemm(kr, &op, scratch);
+		char what[256], why[256];
+		snprintf(what, sizeof what, "%s %lldx%lldx%lld flags 0x%x, %s", k_cpu_isa_name(kr->isa), (long long)m,
+		         (long long)n, (long long)k, (unsigned)flags, ways[w].name);
+		guarded_check_free(scratch, bytes, what);
+		cr_assert(test_allclose(got, want, m * ldc, 1e-5, why, sizeof why), "%s: %s", what, why);
+		for (int64_t i = 0; i < m; i++) {
+			for (int64_t j = n; j < ldc; j++)
+				cr_assert_eq(got[i * ldc + j], c0[i * ldc + j], "%s: wrote C's padding", what);
+		}
+		free(got);
+	}
+	free(a), free(b), free(c0), free(rb), free(cb), free(want), free(pa), free(pb);
+}
+
+/* Sizes at the edges of the register tile and of the cache blocks, sizes
+ * of 1, primes, and depths long enough for several blocks. */
+Test(k_sgemm, edges_match_reference)
+{
+	rng r = { 0x51ed2701u };
+	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	int count = kernels(all);
+	for (int l = 0; l < count; l++) {
+		const k_gemm_kernel *kr = all[l];
+		int64_t mr = kr->mr, nr = kr->nr;
+		int64_t shapes[][3] = {
+			{ 1, 1, 1 }, { 1, 1, 777 }, { 1, 97, 3 }, { 61, 1, 5 }, { mr, nr, 1 },
+			{ mr + 1, nr + 1, 7 }, { 2 * mr - 1, 3 * nr + 5, kr->kc + 1 }, { 97, 61, 2 * kr->kc + 3 },
+			{ kr->mc + mr + 3, 2, 9 }, { 5, kr->nc + nr + 1, 11 }, { 13, 29, 4099 }, { 3, 5, 0 },
+		};
+		for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+			for (int f = 0; f < 4; f++) {
+				int flags = (int)pick(&r, 0, FLAG_ALL);
+				check_product(kr, &r, shapes[s][0], shapes[s][1], shapes[s][2], flags);
+			}
+		}
+	}
+}
+
+Test(k_sgemm, random_shapes_match_reference)
+{
+	rng r = { 0x9e3779b97f4a7c15u };
+	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	int count = kernels(all);
+	for (int l = 0; l < count; l++) {
+		const k_gemm_kernel *kr = all[l];
+		for (int i = 0; i < 40; i++) {
+			int64_t m = pick(&r, 1, 70), n = pick(&r, 1, 150), k = pick(&r, 1, 900);
+			check_product(kr, &r, m, n, k, (int)pick(&r, 0, FLAG_ALL));
+		}
+	}
+}
+
+/* Every flag on its own, and all together, on one awkward shape. */
+Test(k_sgemm, each_flag)
+{
+	rng r = { 77 };
+	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	int count = kernels(all);
+	for (int l = 0; l < count; l++) {
+		const k_gemm_kernel *kr = all[l];
+		for (int bit = 0; bit <= 8; bit++)
+			check_product(kr, &r, 23, 53, 131, bit == 8 ? FLAG_ALL : 1 << bit);
+	}
+}
+
+/* The level in use is the one k_sgemm_parallel's callers get: the kernels
+ * of k_conv and k_matmul follow a forced level. */
+Test(k_sgemm, kernel_now_follows_force)
+{
+	k_isa have[K_ISA_COUNT];
+	int count = levels(have);
+	for (int l = 0; l < count; l++) {
+		cr_assert_eq(k_cpu_isa_force(have[l]), 0);
+		cr_assert_eq(k_gemm_kernel_now(), k_gemm_kernel_of(have[l]));
+	}
+}
