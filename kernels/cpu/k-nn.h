@@ -143,6 +143,11 @@ void k_conv_ref(const k_window *g, const float *x, const float *weights, const f
 size_t k_conv_scratch_bytes(const k_window *g, int slots);
 void k_conv(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
             void *scratch, int slots, const st_exec_ctx *ctx);
+/* The im2col and GEMM path alone, for any window (k_conv without the direct
+ * loops of k-dwconv.c). */
+size_t k_conv_gemm_scratch_bytes(const k_window *g, int slots);
+void k_conv_gemm(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
+                 void *scratch, int slots, const st_exec_ctx *ctx);
 
 /* Deconvolution (ONNX ConvTranspose): weights are C x out_channels/groups x
  * kernel...; the other buffers as for k_conv. */
@@ -150,6 +155,45 @@ void k_deconv_ref(const k_window *g, const float *x, const float *weights, const
 size_t k_deconv_scratch_bytes(const k_window *g, int slots);
 void k_deconv(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
               void *scratch, int slots, const st_exec_ctx *ctx);
+
+/* ---- k-dwconv.c: direct convolutions ---- */
+
+/*
+ * Two kinds of convolution run as direct loops rather than im2col and GEMM,
+ * whose matrices they would make too thin: depthwise ones (one input channel
+ * per group), and a network's first layer (one group of at most 4 input
+ * channels, 2-D or 1-D, stride 1 or 2). k_conv sends them here by the rule
+ * of k_conv_direct_chosen; any window k_conv_direct_fits takes can be run.
+ *
+ * The loops are compiled for AVX-512, for AVX2 with FMA and for the baseline
+ * instruction set. The best the processor runs is used, or the one
+ * STRATA_ISA names (avx512, avx2 or portable) if the processor runs it.
+ */
+typedef enum k_direct_kind { K_DIRECT_NONE, K_DIRECT_DEPTHWISE, K_DIRECT_FEW_CHANNELS } k_direct_kind;
+typedef enum k_direct_isa {
+	K_DIRECT_ISA_DEFAULT, /* the one chosen at start-up */
+	K_DIRECT_ISA_PORTABLE,
+	K_DIRECT_ISA_AVX2,
+	K_DIRECT_ISA_AVX512,
+	K_DIRECT_ISA_COUNT
+} k_direct_isa;
+
+/* Which direct kernel can run the window, and which one k_conv runs it with
+ * (K_DIRECT_NONE where im2col and GEMM were measured faster). */
+k_direct_kind k_conv_direct_fits(const k_window *g);
+k_direct_kind k_conv_direct_chosen(const k_window *g);
+/* Scratch for any thread count up to slots (0 for depthwise), as for k_conv. */
+size_t k_conv_direct_scratch_bytes(const k_window *g, int slots);
+/* A convolution k_conv_direct_fits takes, as k_conv computes it. */
+void k_conv_direct(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
+                   void *scratch, int slots, const st_exec_ctx *ctx);
+/* The same with one variant (for tests and benchmarks); returns false,
+ * computing nothing, when the processor lacks it or no direct kernel fits. */
+bool k_conv_direct_with(k_direct_isa isa, const k_window *g, const float *x, const float *weights,
+                        const float *bias, float *y, void *scratch, int slots, const st_exec_ctx *ctx);
+bool k_direct_isa_supported(k_direct_isa isa);
+k_direct_isa k_direct_isa_chosen(void);
+const char *k_direct_isa_name(k_direct_isa isa);
 
 /* ---- k-pool.c: pooling ---- */
 

@@ -1,0 +1,538 @@
+/* The loops of the direct convolutions in k-dwconv.c, written once and
+ * compiled once per instruction set: k-dwconv.c includes this file for each
+ * variant after defining
+ *   DW_NAME(x)        x with the variant's suffix
+ *   DW_TARGET         the function attribute that selects the instruction set
+ *   DW_LANES          floats per vector: 16, 8 or 4
+ *   DW_FMA(a, b, c)   a * b + c on vectors (one rounding where the set has FMA)
+ *   DW_FEW_OUTPUTS    output channels the few-channel kernel keeps in registers
+ *   DW_MASKED_LOADS   512 or 256 for the AVX-512 or AVX2 masked loads, 0 for none
+ * and the shared types (dw_rows, dw_args, few_plan, few_args). */
+
+#define DW_VEC DW_NAME(vec)
+#define DW_FN static inline __attribute__((always_inline)) DW_TARGET
+#define L DW_LANES
+/* Loops over registers (vectors of a block, output channels) must be
+ * unrolled for their sums to stay in registers; -O2 alone does not. */
+#define DW_UNROLL _Pragma("GCC unroll 16")
+
+typedef float DW_VEC __attribute__((vector_size(DW_LANES * sizeof(float))));
+
+/* The even lanes of a then b: every other float of 2 L consecutive ones. */
+/* DW_ODDS: the odd lanes of a then b. DW_EVENS_ODDS: the even lanes of a,
+ * then the odd lanes of b. DW_NEXT1 and DW_NEXT2: the vector
+ * that starts 1 or 2 floats into a, continuing into b. DW_NEXT_LAST: lanes
+ * 1 .. L - 1 of a, then the last lane of b. */
+#if DW_LANES == 16
+#define DW_EVENS(a, b) \
+	__builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
+#define DW_ODDS(a, b) \
+	__builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31)
+#define DW_EVENS_ODDS(a, b) \
+	__builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31)
+#define DW_NEXT_LAST(a, b) \
+	__builtin_shufflevector(a, b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 31)
+#define DW_NEXT1(a, b) __builtin_shufflevector(a, b, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16)
+#define DW_NEXT2(a, b) __builtin_shufflevector(a, b, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17)
+#elif DW_LANES == 8
+#define DW_EVENS(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14)
+#define DW_ODDS(a, b) __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15)
+#define DW_EVENS_ODDS(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6, 9, 11, 13, 15)
+#define DW_NEXT_LAST(a, b) __builtin_shufflevector(a, b, 1, 2, 3, 4, 5, 6, 7, 15)
+#define DW_NEXT1(a, b) __builtin_shufflevector(a, b, 1, 2, 3, 4, 5, 6, 7, 8)
+#define DW_NEXT2(a, b) __builtin_shufflevector(a, b, 2, 3, 4, 5, 6, 7, 8, 9)
+#elif DW_LANES == 4
+#define DW_EVENS(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6)
+#define DW_ODDS(a, b) __builtin_shufflevector(a, b, 1, 3, 5, 7)
+#define DW_EVENS_ODDS(a, b) __builtin_shufflevector(a, b, 0, 2, 5, 7)
+#define DW_NEXT_LAST(a, b) __builtin_shufflevector(a, b, 1, 2, 3, 7)
+#define DW_NEXT1(a, b) __builtin_shufflevector(a, b, 1, 2, 3, 4)
+#define DW_NEXT2(a, b) __builtin_shufflevector(a, b, 2, 3, 4, 5)
+#else
+#error "DW_LANES must be 16, 8 or 4"
+#endif
+
+DW_FN DW_VEC
+DW_NAME(load)(const float *p)
+{
+	DW_VEC v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+DW_FN void
+DW_NAME(store)(float *p, DW_VEC v)
+{
+	memcpy(p, &v, sizeof v);
+}
+
+DW_FN DW_VEC
+DW_NAME(splat)(float x)
+{
+	DW_VEC v = { 0 };
+	return v + x;
+}
+
+/* Lane j is p[j * step]. At step 2 the second vector starts a float early,
+ * so that nothing past p[2 L - 2] is read. */
+DW_FN DW_VEC
+DW_NAME(load_every)(const float *p, int64_t step)
+{
+	if (step == 1)
+		return DW_NAME(load)(p);
+	if (step == 2)
+		return DW_EVENS_ODDS(DW_NAME(load)(p), DW_NAME(load)(p + L - 1));
+	float lanes[L];
+	for (int j = 0; j < L; j++)
+		lanes[j] = p[j * step];
+	return DW_NAME(load)(lanes);
+}
+
+/* Lane j is row[index + j], or 0 where index + j falls outside [0, width):
+ * the loads at the ends of a row, which may start before it or run past
+ * it. Masked loads read nothing under a cleared lane. */
+DW_FN DW_VEC
+DW_NAME(load_inside)(const float *row, int64_t index, int64_t width)
+{
+	int64_t lo = index < 0 ? -index : 0, hi = width - index;
+	lo = lo < L ? lo : L;
+	hi = hi < lo ? lo : hi > L ? L : hi;
+#if DW_MASKED_LOADS == 512
+	/* The address of lane 0, formed as an integer: it may lie before the row. */
+	const float *at = (const float *)((uintptr_t)row + (uintptr_t)index * sizeof(float));
+	__mmask16 keep = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+	return _mm512_maskz_loadu_ps(keep, at);
+#elif DW_MASKED_LOADS == 256
+	const float *at = (const float *)((uintptr_t)row + (uintptr_t)index * sizeof(float));
+	typedef int lane_ints __attribute__((vector_size(32)));
+	lane_ints lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	lane_ints keep = (lane >= (int)lo) & (lane < (int)hi);
+	return _mm256_maskload_ps(at, (__m256i)keep);
+#else
+	float lanes[L] = { 0 };
+	for (int64_t j = lo; j < hi; j++)
+		lanes[j] = row[index + j];
+	return DW_NAME(load)(lanes);
+#endif
+}
+
+/* Lane j is row[index + j * step], 0 outside the row. */
+DW_FN DW_VEC
+DW_NAME(load_every_inside)(const float *row, int64_t index, int64_t step, int64_t width)
+{
+	if (step == 1)
+		return DW_NAME(load_inside)(row, index, width);
+	if (step == 2)
+		return DW_EVENS_ODDS(DW_NAME(load_inside)(row, index, width),
+		                     DW_NAME(load_inside)(row, index + L - 1, width));
+	float lanes[L];
+	for (int j = 0; j < L; j++) {
+		int64_t i = index + j * step;
+		lanes[j] = i >= 0 && i < width ? row[i] : 0.0f;
+	}
+	return DW_NAME(load)(lanes);
+}
+
+/* A tap's input vector: inside the row (no checks), or at an end of it. */
+DW_FN DW_VEC
+DW_NAME(tap)(const float *row, int64_t index, int64_t step, int64_t width, bool edge)
+{
+	if (edge)
+		return DW_NAME(load_every_inside)(row, index, step, width);
+	return DW_NAME(load_every)(row + index, step);
+}
+
+/* Stores `blocks` vectors, or the first `keep` lanes of one. */
+DW_FN void
+DW_NAME(store_blocks)(float *out, const DW_VEC *v, int blocks, int64_t keep)
+{
+	if (keep < L) {
+		float lanes[L];
+		DW_NAME(store)(lanes, v[0]);
+		memcpy(out, lanes, (size_t)keep * sizeof *out);
+		return;
+	}
+	DW_UNROLL
+	for (int b = 0; b < blocks; b++)
+		DW_NAME(store)(out + b * L, v[b]);
+}
+
+/* ---- depthwise: one input channel per output plane ---- */
+
+/*
+ * `blocks` vectors of consecutive outputs of one row from ow on: the sums
+ * stay in registers while every input row's taps are added. Output ow reads
+ * tap k of a row at ow * step - pad + k * dilation; with `edge` the loads
+ * may reach past either end of the rows.
+ */
+DW_FN void
+DW_NAME(dw_block)(const dw_args *a, const dw_rows *r, int64_t ow, float bias, int blocks, bool edge,
+                  int64_t keep, int64_t taps, int64_t step, int64_t dilation, float *out)
+{
+	int64_t width = a->g.in[2], start = ow * step - a->g.pad[2];
+	DW_VEC acc[4];
+	DW_UNROLL
+	for (int b = 0; b < blocks; b++)
+		acc[b] = DW_NAME(splat)(bias);
+	for (int i = 0; i < r->count; i++) {
+		const float *row = r->in[i], *t = r->taps[i];
+		for (int64_t k = 0; k < taps; k++) {
+			DW_VEC w = DW_NAME(splat)(t[k]);
+			DW_UNROLL
+			for (int b = 0; b < blocks; b++)
+				acc[b] = DW_FMA(w, DW_NAME(tap)(row, start + k * dilation + b * L * step, step, width, edge), acc[b]);
+		}
+	}
+	DW_NAME(store_blocks)(out + ow, acc, blocks, keep);
+}
+
+/*
+ * 3 x 3 with all three rows inside: the nine weights stay in registers.
+ * rows[0..2] are the input rows of the output row; with `pair` (stride 1)
+ * rows[1..3] give the next output row at once, each input vector loaded
+ * serving both.
+ */
+DW_FN void
+DW_NAME(dw3_block)(const dw_args *a, const float *const *rows, const DW_VEC *w, int64_t ow, float bias,
+                   int blocks, bool edge, int64_t keep, int64_t step, bool pair, float *out0, float *out1)
+{
+	int64_t width = a->g.in[2], start = ow * step - a->g.pad[2];
+	DW_VEC a0[2], a1[2];
+	DW_UNROLL
+	for (int b = 0; b < blocks; b++)
+		a0[b] = a1[b] = DW_NAME(splat)(bias);
+	DW_UNROLL
+	for (int i = 0; i < 4; i++) {
+		if (i == 3 && !pair)
+			break;
+		DW_VEC x[2][3];
+		if (step == 2 && blocks == 1) {
+			/* Floats s .. s + 2 L of the row: the even ones are tap 0, the
+			 * odd ones tap 1, the even ones from s + 2 tap 2 (its last lane
+			 * from a third vector that ends at s + 2 L). */
+			DW_VEC lo = DW_NAME(tap)(rows[i], start, 1, width, edge);
+			DW_VEC hi = DW_NAME(tap)(rows[i], start + L, 1, width, edge);
+			DW_VEC end = DW_NAME(tap)(rows[i], start + L + 1, 1, width, edge);
+			x[0][0] = DW_EVENS(lo, hi);
+			x[0][1] = DW_ODDS(lo, hi);
+			x[0][2] = DW_NEXT_LAST(x[0][0], end);
+		} else if (step == 1 && !edge && blocks == 2) {
+			/* The taps of the first block from its vector and the next
+			 * one: lane shifts instead of unaligned loads. */
+			const float *src = rows[i] + start;
+			x[0][0] = DW_NAME(load)(src);
+			x[1][0] = DW_NAME(load)(src + L);
+			x[0][1] = DW_NEXT1(x[0][0], x[1][0]);
+			x[0][2] = DW_NEXT2(x[0][0], x[1][0]);
+			x[1][1] = DW_NAME(load)(src + L + 1);
+			x[1][2] = DW_NAME(load)(src + L + 2);
+		} else {
+			DW_UNROLL
+			for (int k = 0; k < 3; k++) {
+				DW_UNROLL
+				for (int b = 0; b < blocks; b++)
+					x[b][k] = DW_NAME(tap)(rows[i], start + k + b * L * step, step, width, edge);
+			}
+		}
+		DW_UNROLL
+		for (int k = 0; k < 3; k++) {
+			DW_UNROLL
+			for (int b = 0; b < blocks; b++) {
+				if (i < 3)
+					a0[b] = DW_FMA(w[i * 3 + k], x[b][k], a0[b]);
+				if (pair && i > 0)
+					a1[b] = DW_FMA(w[(i - 1) * 3 + k], x[b][k], a1[b]);
+			}
+		}
+	}
+	DW_NAME(store_blocks)(out0 + ow, a0, blocks, keep);
+	if (pair)
+		DW_NAME(store_blocks)(out1 + ow, a1, blocks, keep);
+}
+
+/*
+ * One output row (two with `pair`) in vectors: blocks with checked loads
+ * over the outputs before lo, whole blocks without checks over [lo, hi),
+ * checked blocks again to the end, the last one overlapping the one before
+ * it (it writes the same values again); a row narrower than a vector goes
+ * through a buffer. With `three`, the 3 x 3 loops and the weights w, else
+ * the general loops and r.
+ */
+DW_FN void
+DW_NAME(dw_row)(const dw_args *a, const dw_rows *r, const float *const *rows, const DW_VEC *w, bool three,
+                float bias, int64_t taps, int64_t step, int64_t dilation, bool pair, float *out0, float *out1)
+{
+	int64_t width = a->g.out[2], lo = a->lo, hi = a->hi, ow = 0;
+#define DW_ROW_BLOCK(at, blocks, edge, keep)                                                               \
+	do {                                                                                                   \
+		if (three)                                                                                         \
+			DW_NAME(dw3_block)(a, rows, w, at, bias, blocks, edge, keep, step, pair, out0, out1);         \
+		else                                                                                               \
+			DW_NAME(dw_block)(a, r, at, bias, blocks, edge, keep, taps, step, dilation, out0);            \
+	} while (0)
+	if (width < L) {
+		DW_ROW_BLOCK(0, 1, true, width);
+		return;
+	}
+	for (; ow < lo; ow += L)
+		DW_ROW_BLOCK(ow < width - L ? ow : width - L, 1, true, L);
+	/* (The 3 x 3 loops at stride 2 go one vector at a time.) */
+	for (; ow + 2 * L <= hi && !(three && step == 2); ow += 2 * L)
+		DW_ROW_BLOCK(ow, 2, false, L);
+	for (; ow + L <= hi; ow += L)
+		DW_ROW_BLOCK(ow, 1, false, L);
+	for (; ow < width; ow += L)
+		DW_ROW_BLOCK(ow < width - L ? ow : width - L, 1, true, L);
+#undef DW_ROW_BLOCK
+}
+
+/* A plane of a 3 x 3 depthwise convolution, stride 1 or 2 along the rows
+ * (constant here, so that each gets its own loops). */
+DW_FN void
+DW_NAME(dw3_plane)(const dw_args *a, const float *in, const float *filter, float bias, float *plane,
+                   int64_t step)
+{
+	const k_geometry *g = &a->g;
+	int64_t width = g->in[2], out_width = g->out[2];
+	DW_VEC w[9];
+	DW_UNROLL
+	for (int i = 0; i < 9; i++)
+		w[i] = DW_NAME(splat)(filter[i]);
+	for (int64_t od = 0; od < g->out[0]; od++) {
+		for (int64_t oh = 0; oh < g->out[1]; oh++) {
+			float *out = plane + (od * g->out[1] + oh) * out_width;
+			int64_t id = od * g->stride[0] - g->pad[0], ih = oh * g->stride[1] - g->pad[1];
+			if (id < 0 || id >= g->in[0] || ih < 0 || ih + 2 >= g->in[1]) {
+				/* Some taps above or below the input: the general loops. */
+				dw_rows r;
+				dw_rows_make(g, in, filter, od, oh, &r);
+				DW_NAME(dw_row)(a, &r, NULL, NULL, false, bias, 3, step, 1, false, out, NULL);
+				continue;
+			}
+			const float *first = in + (id * g->in[1] + ih) * width;
+			const float *rows[4] = { first, first + width, first + 2 * width, first + 3 * width };
+			if (step == 1 && g->stride[1] == 1 && oh + 1 < g->out[1] && ih + 3 < g->in[1]) {
+				DW_NAME(dw_row)(a, NULL, rows, w, true, bias, 3, 1, 1, true, out, out + out_width);
+				oh++;
+			} else {
+				DW_NAME(dw_row)(a, NULL, rows, w, true, bias, 3, step, 1, false, out, NULL);
+			}
+		}
+	}
+}
+
+/* One output plane of a depthwise convolution. */
+DW_FN void
+DW_NAME(dw_plane)(const dw_args *a, const float *in, const float *filter, float bias, float *plane)
+{
+	const k_geometry *g = &a->g;
+	if (a->kind == DW_3X3_STRIDE1) {
+		DW_NAME(dw3_plane)(a, in, filter, bias, plane, 1);
+		return;
+	}
+	if (a->kind == DW_3X3_STRIDE2) {
+		DW_NAME(dw3_plane)(a, in, filter, bias, plane, 2);
+		return;
+	}
+	int64_t taps = g->kernel[2], step = g->stride[2], dilation = g->dilation[2];
+	for (int64_t od = 0; od < g->out[0]; od++) {
+		for (int64_t oh = 0; oh < g->out[1]; oh++) {
+			float *out = plane + (od * g->out[1] + oh) * g->out[2];
+			dw_rows r;
+			dw_rows_make(g, in, filter, od, oh, &r);
+			if (step == 1)
+				DW_NAME(dw_row)(a, &r, NULL, NULL, false, bias, taps, 1, dilation, false, out, NULL);
+			else if (step == 2)
+				DW_NAME(dw_row)(a, &r, NULL, NULL, false, bias, taps, 2, dilation, false, out, NULL);
+			else
+				DW_NAME(dw_row)(a, &r, NULL, NULL, false, bias, taps, step, dilation, false, out, NULL);
+		}
+	}
+}
+
+/* Planes [t0, t1) of the batch: t = n x out_channels + oc. */
+static DW_TARGET void
+DW_NAME(dw_planes)(void *arg, int64_t t0, int64_t t1)
+{
+	const dw_args *a = arg;
+	const k_geometry *g = &a->g;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t n = t / g->out_channels, oc = t % g->out_channels;
+		int64_t group = oc / g->out_per_group;
+		DW_NAME(dw_plane)(a, a->x + (n * g->in_channels + group) * g->in_size, a->weights + oc * g->kernel_size,
+		                  a->bias ? a->bias[oc] : 0.0f, a->y + t * g->out_size);
+	}
+}
+
+/* ---- few input channels, many outputs: the first layer of a network ---- */
+
+/*
+ * `outs` output channels from oc0 times `blocks` vectors of consecutive
+ * outputs of band row `row`, starting at column ow: each input vector
+ * loaded is multiplied by the weight of every output channel. With
+ * `partial` (1 to L - 1, one block), only that many outputs are stored.
+ */
+DW_FN void
+DW_NAME(few_block)(const few_plan *p, const float *band, const float *weights, const float *bias,
+                   int64_t oc0, int outs, int blocks, int64_t step, int64_t row, int64_t ow, int64_t partial,
+                   float *out)
+{
+	const k_geometry *g = &p->g;
+	int64_t filter = g->in_per_group * g->kernel_size, dilation_w = g->dilation[2];
+	DW_VEC acc[DW_FEW_OUTPUTS][2];
+	DW_UNROLL
+	for (int o = 0; o < outs; o++) {
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++)
+			acc[o][b] = DW_NAME(splat)(bias ? bias[oc0 + o] : 0.0f);
+	}
+	const float *w0 = weights + oc0 * filter;
+	for (int64_t c = 0; c < g->in_channels; c++) {
+		for (int64_t kh = 0; kh < g->kernel[1]; kh++) {
+			const float *src = band + (c * p->band_rows + row * g->stride[1] + kh * g->dilation[1]) * p->row_floats;
+			const float *taps = w0 + (c * g->kernel[1] + kh) * g->kernel[2];
+			for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
+				/* Padded column ow * step + kw * dilation, in its phase at stride 2. */
+				int64_t col = kw * dilation_w;
+				const float *at = step == 1 ? src + col + ow : src + (col & 1) * p->phase + (col >> 1) + ow;
+				DW_VEC x[2];
+				DW_UNROLL
+				for (int b = 0; b < blocks; b++)
+					x[b] = DW_NAME(load)(at + b * L);
+				DW_UNROLL
+				for (int o = 0; o < outs; o++) {
+					DW_VEC w = DW_NAME(splat)(taps[o * filter + kw]);
+					DW_UNROLL
+					for (int b = 0; b < blocks; b++)
+						acc[o][b] = DW_FMA(w, x[b], acc[o][b]);
+				}
+			}
+		}
+	}
+	DW_UNROLL
+	for (int o = 0; o < outs; o++) {
+		float *dst = out + (oc0 + o) * g->out_size + ow;
+		if (partial) {
+			float lanes[L];
+			DW_NAME(store)(lanes, acc[o][0]);
+			memcpy(dst, lanes, (size_t)partial * sizeof *dst);
+			continue;
+		}
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++)
+			DW_NAME(store)(dst + b * L, acc[o][b]);
+	}
+}
+
+/* Copies the input rows of output rows [oh0, oh1) of one sample (in: its
+ * first channel) into band, padded with zeros around them; at stride 2 the
+ * even padded columns first, then the odd ones. */
+DW_FN void
+DW_NAME(few_fill)(const few_plan *p, const float *in, int64_t oh0, int64_t oh1, float *band)
+{
+	const k_geometry *g = &p->g;
+	int64_t rows = few_band_rows(g, oh1 - oh0), left = g->pad[2], width = g->in[2];
+	for (int64_t c = 0; c < g->in_channels; c++) {
+		for (int64_t j = 0; j < rows; j++) {
+			float *dst = band + (c * p->band_rows + j) * p->row_floats;
+			int64_t ih = oh0 * g->stride[1] - g->pad[1] + j;
+			if (ih < 0 || ih >= g->in[1]) {
+				memset(dst, 0, (size_t)p->row_floats * sizeof *dst);
+				continue;
+			}
+			const float *src = in + (c * g->in[1] + ih) * width;
+			if (p->phase == 0) {
+				memset(dst, 0, (size_t)left * sizeof *dst);
+				memcpy(dst + left, src, (size_t)width * sizeof *dst);
+				memset(dst + left + width, 0, (size_t)(p->row_floats - left - width) * sizeof *dst);
+				continue;
+			}
+			/* Padded column col = iw + left goes to float col / 2 of phase
+			 * col % 2; 2 L input floats from an even column give L of each. */
+			memset(dst, 0, (size_t)p->row_floats * sizeof *dst);
+			int64_t iw = 0;
+			for (; (iw + left) % 2 != 0 && iw < width; iw++)
+				dst[p->phase + (iw + left) / 2] = src[iw];
+			for (; iw + 2 * L <= width; iw += 2 * L) {
+				DW_VEC a = DW_NAME(load)(src + iw), b = DW_NAME(load)(src + iw + L);
+				DW_NAME(store)(dst + (iw + left) / 2, DW_EVENS(a, b));
+				DW_NAME(store)(dst + p->phase + (iw + left) / 2, DW_ODDS(a, b));
+			}
+			for (; iw < width; iw++)
+				dst[(iw + left) % 2 * p->phase + (iw + left) / 2] = src[iw];
+		}
+	}
+}
+
+/* Output row oh of output channels [oc0, oc0 + outs). */
+DW_FN void
+DW_NAME(few_row)(const few_plan *p, const float *band, const float *weights, const float *bias, int64_t oc0,
+                 int outs, int64_t oh, int64_t oh0, int64_t step, float *out)
+{
+	int64_t width = p->g.out[2], ow = 0;
+	float *row = out + oh * width;
+	for (; ow + 2 * L <= width; ow += 2 * L)
+		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 2, step, oh - oh0, ow, 0, row);
+	for (; ow + L <= width; ow += L)
+		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 1, step, oh - oh0, ow, 0, row);
+	if (ow < width)
+		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 1, step, oh - oh0, ow, width - ow, row);
+}
+
+/* Output rows [oh0, oh1) of every output channel of one sample, from the
+ * padded band that holds their input rows: DW_FEW_OUTPUTS channels at a
+ * time, then 4, then one by one. */
+DW_FN void
+DW_NAME(few_rows)(const few_plan *p, const float *band, const float *weights, const float *bias,
+                  int64_t oh0, int64_t oh1, int64_t step, float *out)
+{
+	int64_t channels = p->g.out_channels;
+	for (int64_t oc0 = 0; oc0 < channels;) {
+		int64_t left = channels - oc0;
+		int outs = left >= DW_FEW_OUTPUTS ? DW_FEW_OUTPUTS : left >= 4 ? 4 : 1;
+		for (int64_t oh = oh0; oh < oh1; oh++) {
+			if (outs == DW_FEW_OUTPUTS)
+				DW_NAME(few_row)(p, band, weights, bias, oc0, DW_FEW_OUTPUTS, oh, oh0, step, out);
+			else if (outs == 4)
+				DW_NAME(few_row)(p, band, weights, bias, oc0, 4, oh, oh0, step, out);
+			else
+				DW_NAME(few_row)(p, band, weights, bias, oc0, 1, oh, oh0, step, out);
+		}
+		oc0 += outs;
+	}
+}
+
+/* Chunks [c0, c1) of the tasks (sample, band of output rows), chunk c with
+ * scratch slot c. */
+static DW_TARGET void
+DW_NAME(few_chunks)(void *arg, int64_t c0, int64_t c1)
+{
+	const few_args *a = arg;
+	const few_plan *p = a->p;
+	const k_geometry *g = &p->g;
+	for (int64_t c = c0; c < c1; c++) {
+		float *band = a->scratch + (size_t)c * p->slot_floats;
+		int64_t t0 = c * p->tasks / a->chunks, t1 = (c + 1) * p->tasks / a->chunks;
+		for (int64_t t = t0; t < t1; t++) {
+			int64_t n = t / p->bands, oh0 = t % p->bands * p->band;
+			int64_t oh1 = oh0 + p->band < g->out[1] ? oh0 + p->band : g->out[1];
+			DW_NAME(few_fill)(p, a->x + n * g->in_channels * g->in_size, oh0, oh1, band);
+			float *out = a->y + n * g->out_channels * g->out_size;
+			if (g->stride[2] == 1)
+				DW_NAME(few_rows)(p, band, a->weights, a->bias, oh0, oh1, 1, out);
+			else
+				DW_NAME(few_rows)(p, band, a->weights, a->bias, oh0, oh1, 2, out);
+		}
+	}
+}
+
+#undef DW_EVENS
+#undef DW_NEXT1
+#undef DW_ODDS
+#undef DW_EVENS_ODDS
+#undef DW_NEXT_LAST
+#undef DW_NEXT2
+#undef L
+#undef DW_UNROLL
+#undef DW_FN
+#undef DW_VEC
