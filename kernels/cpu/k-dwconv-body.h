@@ -18,11 +18,11 @@
 
 typedef float DW_VEC __attribute__((vector_size(DW_LANES * sizeof(float))));
 
-/* The even lanes of a then b: every other float of 2 L consecutive ones. */
-/* DW_ODDS: the odd lanes of a then b. DW_EVENS_ODDS: the even lanes of a,
- * then the odd lanes of b. DW_NEXT1 and DW_NEXT2: the vector
- * that starts 1 or 2 floats into a, continuing into b. DW_NEXT_LAST: lanes
- * 1 .. L - 1 of a, then the last lane of b. */
+/* Lane shuffles of two vectors a, b: DW_EVENS and DW_ODDS, the even or odd
+ * lanes of a then b; DW_EVENS_ODDS, the even lanes of a then the odd lanes
+ * of b; DW_NEXT1 and DW_NEXT2, the vector that starts 1 or 2 floats into a
+ * and continues into b; DW_NEXT_LAST, lanes 1 .. L - 1 of a, then the last
+ * lane of b. */
 #if DW_LANES == 16
 #define DW_EVENS(a, b) \
 	__builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
@@ -66,11 +66,13 @@ DW_NAME(store)(float *p, DW_VEC v)
 	memcpy(p, &v, sizeof v);
 }
 
+/* x in every lane. (x - 0 is x exactly, -0 included, so the compiler drops
+ * the subtraction and broadcasts; 0 + x would turn -0 into +0 and stay.) */
 DW_FN DW_VEC
 DW_NAME(splat)(float x)
 {
-	DW_VEC v = { 0 };
-	return v + x;
+	DW_VEC zero = { 0 };
+	return x - zero;
 }
 
 /* Lane j is p[j * step]. At step 2 the second vector starts a float early,
@@ -88,32 +90,60 @@ DW_NAME(load_every)(const float *p, int64_t step)
 	return DW_NAME(load)(lanes);
 }
 
-/* Lane j is row[index + j], or 0 where index + j falls outside [0, width):
- * the loads at the ends of a row, which may start before it or run past
- * it. Masked loads read nothing under a cleared lane. */
-DW_FN DW_VEC
-DW_NAME(load_inside)(const float *row, int64_t index, int64_t width)
+/* Which lanes of a vector that starts at row[index] lie inside [0, width):
+ * the loads at the ends of a row may start before it or run past it. */
+#if DW_MASKED_LOADS == 512
+typedef __mmask16 DW_NAME(mask);
+#elif DW_MASKED_LOADS == 256
+typedef int DW_NAME(mask) __attribute__((vector_size(32)));
+#else
+typedef struct DW_NAME(mask) {
+	int lo, hi;
+} DW_NAME(mask);
+#endif
+
+DW_FN DW_NAME(mask)
+DW_NAME(mask_of)(int64_t index, int64_t width)
 {
 	int64_t lo = index < 0 ? -index : 0, hi = width - index;
 	lo = lo < L ? lo : L;
 	hi = hi < lo ? lo : hi > L ? L : hi;
 #if DW_MASKED_LOADS == 512
+	return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+#elif DW_MASKED_LOADS == 256
+	DW_NAME(mask) lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
+	return (lane >= (int)lo) & (lane < (int)hi);
+#else
+	return (DW_NAME(mask)){ (int)lo, (int)hi };
+#endif
+}
+
+/* Lane j is row[index + j] where the mask has it, else 0. Masked loads read
+ * nothing under a cleared lane. */
+DW_FN DW_VEC
+DW_NAME(load_masked)(const float *row, int64_t index, DW_NAME(mask) keep)
+{
+#if DW_MASKED_LOADS
 	/* The address of lane 0, formed as an integer: it may lie before the row. */
 	const float *at = (const float *)((uintptr_t)row + (uintptr_t)index * sizeof(float));
-	__mmask16 keep = (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+#endif
+#if DW_MASKED_LOADS == 512
 	return _mm512_maskz_loadu_ps(keep, at);
 #elif DW_MASKED_LOADS == 256
-	const float *at = (const float *)((uintptr_t)row + (uintptr_t)index * sizeof(float));
-	typedef int lane_ints __attribute__((vector_size(32)));
-	lane_ints lane = { 0, 1, 2, 3, 4, 5, 6, 7 };
-	lane_ints keep = (lane >= (int)lo) & (lane < (int)hi);
 	return _mm256_maskload_ps(at, (__m256i)keep);
 #else
 	float lanes[L] = { 0 };
-	for (int64_t j = lo; j < hi; j++)
+	for (int j = keep.lo; j < keep.hi; j++)
 		lanes[j] = row[index + j];
 	return DW_NAME(load)(lanes);
 #endif
+}
+
+/* Lane j is row[index + j], or 0 where index + j falls outside [0, width). */
+DW_FN DW_VEC
+DW_NAME(load_inside)(const float *row, int64_t index, int64_t width)
+{
+	return DW_NAME(load_masked)(row, index, DW_NAME(mask_of)(index, width));
 }
 
 /* Lane j is row[index + j * step], 0 outside the row. */
@@ -157,33 +187,115 @@ DW_NAME(store_blocks)(float *out, const DW_VEC *v, int blocks, int64_t keep)
 		DW_NAME(store)(out + b * L, v[b]);
 }
 
+/* 2 L floats from src: the even ones to dst, the odd ones to dst[phase]. */
+DW_FN void
+DW_NAME(deinterleave)(const float *src, float *dst, int64_t phase)
+{
+	DW_VEC a = DW_NAME(load)(src), b = DW_NAME(load)(src + L);
+	DW_NAME(store)(dst, DW_EVENS(a, b));
+	DW_NAME(store)(dst + phase, DW_ODDS(a, b));
+}
+
+/* Writes input row src (width floats) as a padded row of `floats` floats,
+ * `left` zeros before it; with phase > 0 as its even padded columns, then
+ * its odd ones from dst[phase]. */
+DW_FN void
+DW_NAME(padded_row)(const float *src, int64_t width, int64_t left, int64_t floats, int64_t phase, float *dst)
+{
+	if (phase == 0) {
+		memset(dst, 0, (size_t)left * sizeof *dst);
+		memcpy(dst + left, src, (size_t)width * sizeof *dst);
+		memset(dst + left + width, 0, (size_t)(floats - left - width) * sizeof *dst);
+		return;
+	}
+	/* Padded column col = iw + left goes to float col / 2 of phase col % 2;
+	 * 2 L input floats from an even column give L of each. */
+	memset(dst, 0, (size_t)floats * sizeof *dst);
+	int64_t iw = 0;
+	for (; (iw + left) % 2 != 0 && iw < width; iw++)
+		dst[phase + (iw + left) / 2] = src[iw];
+	for (; iw + 2 * L <= width; iw += 2 * L)
+		DW_NAME(deinterleave)(src + iw, dst + (iw + left) / 2, phase);
+	/* The rest in one step that overlaps the last (from an even column
+	 * still), where the row is long enough; at most one float is left. */
+	int64_t back = width - 2 * L - (width + left) % 2;
+	if (iw < width && back >= 0) {
+		DW_NAME(deinterleave)(src + back, dst + (back + left) / 2, phase);
+		iw = back + 2 * L;
+	}
+	for (; iw < width; iw++)
+		dst[(iw + left) % 2 * phase + (iw + left) / 2] = src[iw];
+}
+
 /* ---- depthwise: one input channel per output plane ---- */
+
+/* Taps of one block whose masks are worked out before the rows are walked
+ * (more are masked load by load). */
+#define DW_MASKED_TAPS 16
+
+/* Adds input row i's taps into acc (see dw_block). */
+DW_FN void
+DW_NAME(dw_block_row)(const dw_rows *r, int i, int64_t start, int64_t width, int blocks, bool edge, bool masked,
+                      const DW_NAME(mask) (*masks)[2], int64_t taps, int64_t step, int64_t dilation, DW_VEC *acc)
+{
+	const float *row = r->in[i], *t = r->taps[i];
+	for (int64_t k = 0; k < taps; k++) {
+		DW_VEC w = DW_NAME(splat)(t[k]);
+		if (masked) {
+			int64_t at = start + k * dilation;
+			DW_VEC x = DW_NAME(load_masked)(row, at, masks[k][0]);
+			if (step == 2)
+				x = DW_EVENS_ODDS(x, DW_NAME(load_masked)(row, at + L - 1, masks[k][1]));
+			acc[0] = DW_FMA(w, x, acc[0]);
+			continue;
+		}
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++)
+			acc[b] = DW_FMA(w, DW_NAME(tap)(row, start + k * dilation + b * L * step, step, width, edge), acc[b]);
+	}
+}
 
 /*
  * `blocks` vectors of consecutive outputs of one row from ow on: the sums
- * stay in registers while every input row's taps are added. Output ow reads
- * tap k of a row at ow * step - pad + k * dilation; with `edge` the loads
- * may reach past either end of the rows.
+ * stay in registers while every input row's taps are added, each weight
+ * read once for all the vectors. Output ow reads tap k of a row at
+ * ow * step - pad + k * dilation; with `edge` the loads may reach past
+ * either end of the rows (one vector then), and at stride 1 or 2 each tap's
+ * masks are the same for every row.
  */
 DW_FN void
 DW_NAME(dw_block)(const dw_args *a, const dw_rows *r, int64_t ow, float bias, int blocks, bool edge,
                   int64_t keep, int64_t taps, int64_t step, int64_t dilation, float *out)
 {
 	int64_t width = a->g.in[2], start = ow * step - a->g.pad[2];
-	DW_VEC acc[4];
+	/* Two sums per vector, for even and odd input rows: twice the chains
+	 * of dependent multiply-adds in flight. */
+	DW_VEC even[4], odd[4];
+	DW_UNROLL
+	for (int b = 0; b < blocks; b++) {
+		even[b] = DW_NAME(splat)(bias);
+		odd[b] = DW_NAME(splat)(0.0f);
+	}
+	DW_NAME(mask) masks[DW_MASKED_TAPS][2];
+	bool masked = edge && step <= 2 && taps <= DW_MASKED_TAPS;
+	if (masked) {
+		for (int64_t k = 0; k < taps; k++) {
+			masks[k][0] = DW_NAME(mask_of)(start + k * dilation, width);
+			masks[k][1] = DW_NAME(mask_of)(start + k * dilation + L - 1, width);
+		}
+		blocks = 1;
+	}
+	int i = 0;
+	for (; i + 1 < r->count; i += 2) {
+		DW_NAME(dw_block_row)(r, i, start, width, blocks, edge, masked, masks, taps, step, dilation, even);
+		DW_NAME(dw_block_row)(r, i + 1, start, width, blocks, edge, masked, masks, taps, step, dilation, odd);
+	}
+	if (i < r->count)
+		DW_NAME(dw_block_row)(r, i, start, width, blocks, edge, masked, masks, taps, step, dilation, even);
 	DW_UNROLL
 	for (int b = 0; b < blocks; b++)
-		acc[b] = DW_NAME(splat)(bias);
-	for (int i = 0; i < r->count; i++) {
-		const float *row = r->in[i], *t = r->taps[i];
-		for (int64_t k = 0; k < taps; k++) {
-			DW_VEC w = DW_NAME(splat)(t[k]);
-			DW_UNROLL
-			for (int b = 0; b < blocks; b++)
-				acc[b] = DW_FMA(w, DW_NAME(tap)(row, start + k * dilation + b * L * step, step, width, edge), acc[b]);
-		}
-	}
-	DW_NAME(store_blocks)(out + ow, acc, blocks, keep);
+		even[b] += odd[b];
+	DW_NAME(store_blocks)(out + ow, even, blocks, keep);
 }
 
 /*
@@ -276,6 +388,8 @@ DW_NAME(dw_row)(const dw_args *a, const dw_rows *r, const float *const *rows, co
 	}
 	for (; ow < lo; ow += L)
 		DW_ROW_BLOCK(ow < width - L ? ow : width - L, 1, true, L);
+	for (; ow + 4 * L <= hi && !three; ow += 4 * L)
+		DW_ROW_BLOCK(ow, 4, false, L);
 	/* (The 3 x 3 loops at stride 2 go one vector at a time.) */
 	for (; ow + 2 * L <= hi && !(three && step == 2); ow += 2 * L)
 		DW_ROW_BLOCK(ow, 2, false, L);
@@ -346,6 +460,167 @@ DW_NAME(dw_plane)(const dw_args *a, const float *in, const float *filter, float 
 				DW_NAME(dw_row)(a, &r, NULL, NULL, false, bias, taps, 2, dilation, false, out, NULL);
 			else
 				DW_NAME(dw_row)(a, &r, NULL, NULL, false, bias, taps, step, dilation, false, out, NULL);
+		}
+	}
+}
+
+/* Copies one input plane into slot as dw_args.copy describes. */
+DW_FN void
+DW_NAME(dw_fill)(const dw_args *a, const float *in, float *slot)
+{
+	const k_geometry *g = &a->g;
+	int64_t cols = a->copy.in[2];
+	for (int64_t j = 0; j < a->copy.in[1]; j++) {
+		float *dst = slot + j * cols;
+		int64_t ih = j - g->pad[1];
+		if (ih < 0 || ih >= g->in[1])
+			memset(dst, 0, (size_t)cols * sizeof *dst);
+		else
+			DW_NAME(padded_row)(in + ih * g->in[2], g->in[2], g->pad[2], cols, a->phase, dst);
+	}
+}
+
+/* Adds tap k of copied input row i (at src; at stride 2 split in phases
+ * `phase` floats apart) to the sums of the output rows it reaches (see
+ * dw_copied_block). */
+DW_FN void
+DW_NAME(copied_fma)(const float *src, int i, int64_t k, const float *filter, int blocks, int64_t taps,
+                    int64_t rows, bool pair, int64_t shift, int64_t step, int64_t dilation, int64_t phase,
+                    DW_VEC (*acc)[2])
+{
+	int64_t col = k * dilation;
+	const float *at = step == 1 ? src + col : src + (col & 1) * phase + (col >> 1);
+	DW_UNROLL
+	for (int b = 0; b < blocks; b++) {
+		DW_VEC x = DW_NAME(load)(at + b * L);
+		if (i < rows)
+			acc[b][0] = DW_FMA(DW_NAME(splat)(filter[i * taps + k]), x, acc[b][0]);
+		if (pair && i >= shift)
+			acc[b][1] = DW_FMA(DW_NAME(splat)(filter[(i - shift) * taps + k]), x, acc[b][1]);
+	}
+}
+
+/*
+ * `blocks` vectors of output row oh from ow on, and with `pair` of row
+ * oh + 1 (vertical dilation 1: input row i + stride of the first is row i
+ * of the second, so each vector loaded serves both), from a padded copy of
+ * the input plane: every load lies inside it. (Forming the taps from
+ * aligned vectors with permutations was slower on Zen 4 than these
+ * unaligned loads: the permutations compete with the multiply-adds.)
+ */
+DW_FN void
+DW_NAME(dw_copied_block)(const dw_args *c, const float *slot, const float *filter, int64_t oh, int64_t ow,
+                         float bias, int blocks, bool pair, int64_t keep, int64_t taps, int64_t step,
+                         int64_t dilation, float *out0, float *out1)
+{
+	const k_geometry *g = &c->g;
+	int64_t rows = g->kernel[1], shift = g->stride[1], phase = c->phase;
+	DW_VEC acc[2][2]; /* [block][output row] */
+	DW_UNROLL
+	for (int b = 0; b < blocks; b++)
+		acc[b][0] = acc[b][1] = DW_NAME(splat)(bias);
+	for (int64_t i = 0; i < rows + (pair ? shift : 0); i++) {
+		const float *src = slot + (oh * shift + i * g->dilation[1]) * g->in[2] + ow;
+		if (taps == 5) {
+			DW_UNROLL
+			for (int64_t k = 0; k < 5; k++)
+				DW_NAME(copied_fma)(src, (int)i, k, filter, blocks, 5, rows, pair, shift, step, dilation, phase, acc);
+		} else if (taps == 7) {
+			DW_UNROLL
+			for (int64_t k = 0; k < 7; k++)
+				DW_NAME(copied_fma)(src, (int)i, k, filter, blocks, 7, rows, pair, shift, step, dilation, phase, acc);
+		} else {
+			for (int64_t k = 0; k < taps; k++)
+				DW_NAME(copied_fma)(src, (int)i, k, filter, blocks, taps, rows, pair, shift, step, dilation, phase,
+				                    acc);
+		}
+	}
+	DW_VEC first[2], second[2];
+	DW_UNROLL
+	for (int b = 0; b < blocks; b++) {
+		first[b] = acc[b][0];
+		second[b] = acc[b][1];
+	}
+	DW_NAME(store_blocks)(out0 + ow, first, blocks, keep);
+	if (pair)
+		DW_NAME(store_blocks)(out1 + ow, second, blocks, keep);
+}
+
+/* Output row oh (and oh + 1 with `pair`) from a padded copy, in vectors:
+ * the last one overlaps the one before it. */
+DW_FN void
+DW_NAME(dw_copied_row)(const dw_args *c, const float *slot, const float *filter, int64_t oh, float bias,
+                       bool pair, int64_t taps, int64_t step, int64_t dilation, float *out0)
+{
+	int64_t width = c->g.out[2], ow = 0;
+	float *out1 = out0 + width;
+#define DW_COPIED_BLOCK(at, blocks, keep)                                                                  \
+	DW_NAME(dw_copied_block)(c, slot, filter, oh, at, bias, blocks, pair, keep, taps, step, dilation, out0, out1)
+	if (width < L) {
+		DW_COPIED_BLOCK(0, 1, width);
+		return;
+	}
+	for (; ow + 2 * L <= width; ow += 2 * L)
+		DW_COPIED_BLOCK(ow, 2, L);
+	for (; ow < width; ow += L)
+		DW_COPIED_BLOCK(ow < width - L ? ow : width - L, 1, L);
+#undef DW_COPIED_BLOCK
+}
+
+/* One output plane from a padded copy of its input plane (dw_args); c is
+ * dw_args with the copy's geometry. */
+DW_FN void
+DW_NAME(dw_plane_copied)(const dw_args *c, const float *slot, const float *filter, float bias, float *plane)
+{
+	const k_geometry *g = &c->g;
+	int64_t taps = g->kernel[2], step = g->stride[2], dilation = g->dilation[2];
+	bool pairs = g->stride[1] <= 2 && g->dilation[1] == 1;
+	for (int64_t oh = 0; oh < g->out[1]; oh++) {
+		float *out = plane + oh * g->out[2];
+		bool pair = pairs && oh + 1 < g->out[1];
+		/* The common sizes with constants, so that their loops unroll. */
+#define DW_COPIED_ROW(taps_, step_) DW_NAME(dw_copied_row)(c, slot, filter, oh, bias, pair, taps_, step_, dilation, out)
+		if (taps == 5 && step == 1)
+			DW_COPIED_ROW(5, 1);
+		else if (taps == 5 && step == 2)
+			DW_COPIED_ROW(5, 2);
+		else if (taps == 7 && step == 1)
+			DW_COPIED_ROW(7, 1);
+		else if (taps == 7 && step == 2)
+			DW_COPIED_ROW(7, 2);
+		else if (step == 1)
+			DW_COPIED_ROW(taps, 1);
+		else
+			DW_COPIED_ROW(taps, 2);
+#undef DW_COPIED_ROW
+		oh += pair ? 1 : 0;
+	}
+}
+
+/* Chunk c of the planes with scratch slot c: each input plane is copied
+ * once, then every output plane that reads it is computed. */
+static DW_TARGET void
+DW_NAME(dw_chunks)(void *arg, int64_t c0, int64_t c1)
+{
+	const dw_args *a = arg;
+	const k_geometry *g = &a->g;
+	dw_args copied = *a;
+	copied.g = a->copy;
+	copied.lo = 0;
+	copied.hi = g->out[2];
+	int64_t planes = g->batch * g->out_channels;
+	for (int64_t c = c0; c < c1; c++) {
+		float *slot = a->scratch + (size_t)c * a->slot_floats;
+		const float *filled = NULL;
+		for (int64_t t = c * planes / a->chunks; t < (c + 1) * planes / a->chunks; t++) {
+			int64_t n = t / g->out_channels, oc = t % g->out_channels;
+			const float *in = a->x + (n * g->in_channels + oc / g->out_per_group) * g->in_size;
+			if (in != filled) {
+				DW_NAME(dw_fill)(a, in, slot);
+				filled = in;
+			}
+			DW_NAME(dw_plane_copied)(&copied, slot, a->weights + oc * g->kernel_size, a->bias ? a->bias[oc] : 0.0f,
+			                         a->y + t * g->out_size);
 		}
 	}
 }
@@ -440,26 +715,7 @@ DW_NAME(few_fill)(const few_plan *p, const float *in, int64_t oh0, int64_t oh1, 
 				memset(dst, 0, (size_t)p->row_floats * sizeof *dst);
 				continue;
 			}
-			const float *src = in + (c * g->in[1] + ih) * width;
-			if (p->phase == 0) {
-				memset(dst, 0, (size_t)left * sizeof *dst);
-				memcpy(dst + left, src, (size_t)width * sizeof *dst);
-				memset(dst + left + width, 0, (size_t)(p->row_floats - left - width) * sizeof *dst);
-				continue;
-			}
-			/* Padded column col = iw + left goes to float col / 2 of phase
-			 * col % 2; 2 L input floats from an even column give L of each. */
-			memset(dst, 0, (size_t)p->row_floats * sizeof *dst);
-			int64_t iw = 0;
-			for (; (iw + left) % 2 != 0 && iw < width; iw++)
-				dst[p->phase + (iw + left) / 2] = src[iw];
-			for (; iw + 2 * L <= width; iw += 2 * L) {
-				DW_VEC a = DW_NAME(load)(src + iw), b = DW_NAME(load)(src + iw + L);
-				DW_NAME(store)(dst + (iw + left) / 2, DW_EVENS(a, b));
-				DW_NAME(store)(dst + p->phase + (iw + left) / 2, DW_ODDS(a, b));
-			}
-			for (; iw < width; iw++)
-				dst[(iw + left) % 2 * p->phase + (iw + left) / 2] = src[iw];
+			DW_NAME(padded_row)(in + (c * g->in[1] + ih) * width, width, left, p->row_floats, p->phase, dst);
 		}
 	}
 }

@@ -22,6 +22,10 @@
 /* Filter rows (depth x height) the depthwise loops gather per output row. */
 #define DW_MAX_ROWS 64
 
+/* Padded planes of at most this many floats (256 KiB) are copied for the
+ * general depthwise loops (dw_args). */
+#define DW_COPY_MOST_FLOATS (64 * 1024)
+
 /* Bytes of padded input one thread keeps for the first-layer kernel: read
  * again for every block of output channels, so it should stay in L2. */
 #define FEW_SLOT_TARGET_BYTES (64 * 1024)
@@ -42,6 +46,14 @@ clamp64(int64_t v, int64_t lo, int64_t hi)
 	return v < lo ? lo : v > hi ? hi : v;
 }
 
+/* Whether the window is 2-D (or 1-D): one output depth that reads the one
+ * input depth (a padded depth axis would read only padding). */
+static bool
+flat(const k_geometry *g)
+{
+	return g->in[0] == 1 && g->out[0] == 1 && g->kernel[0] == 1 && g->pad[0] == 0;
+}
+
 /* ---- depthwise: what every variant shares ---- */
 
 /* The input rows that reach one output row, with the filter row applied to
@@ -59,6 +71,19 @@ typedef struct dw_args {
 	dw_kind kind;
 	/* The outputs [lo, hi) of a row read every tap from inside the input row. */
 	int64_t lo, hi;
+	/* The general loops on a small 2-D plane: each thread first copies the
+	 * input plane into its scratch slot with the padding written out, so
+	 * that no block reaches outside a row; `copy` is the geometry of that
+	 * copy (no padding left, rows of copy.in[2] floats). */
+	bool padded;
+	k_geometry copy;
+	/* At stride 2 a copied row is kept as its even columns, then its odd
+	 * ones from float `phase` on, so that every tap reads consecutive
+	 * floats; 0 at stride 1. */
+	int64_t phase;
+	size_t slot_floats;
+	int64_t chunks;
+	float *scratch;
 	const float *x, *weights, *bias;
 	float *y;
 } dw_args;
@@ -97,6 +122,29 @@ dw_args_make(const k_window *w, dw_args *a)
 	int64_t last = g->in[2] - 1 - reach + pad; /* the last ow has ow * step <= last */
 	a->hi = last < 0 ? 0 : last / step + 1;
 	a->hi = clamp64(a->hi, a->lo, g->out[2]);
+	a->padded = false;
+	if (a->kind != DW_GENERAL || !flat(g) || step > 2)
+		return;
+	/* The copy holds every float the vectors read: whole vectors of the
+	 * widest variant up to the end of each output row. */
+	int64_t rows = (g->out[1] - 1) * g->stride[1] + (g->kernel[1] - 1) * g->dilation[1] + 1;
+	int64_t out_cols = g->out[2] > WIDEST_LANES ? g->out[2] : WIDEST_LANES;
+	int64_t cols = (out_cols - 1) * step + reach + 1;
+	cols = div_up(cols > pad + g->in[2] ? cols : pad + g->in[2], 16) * 16;
+	a->phase = 0;
+	if (step == 2) {
+		a->phase = div_up(div_up(cols, 2), 16) * 16;
+		cols = 2 * a->phase;
+	}
+	if (rows * cols > DW_COPY_MOST_FLOATS)
+		return;
+	a->padded = true;
+	a->copy = *g;
+	a->copy.in[1] = rows;
+	a->copy.in[2] = cols;
+	a->copy.pad[1] = a->copy.pad[2] = 0;
+	a->copy.in_size = rows * cols;
+	a->slot_floats = (size_t)(rows * cols);
 }
 
 /* ---- first layer: what every variant shares ---- */
@@ -220,14 +268,15 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 typedef struct direct_variant {
 	const char *name;
 	st_range_fn dw_planes;  /* over n x out_channels planes */
+	st_range_fn dw_chunks;  /* over chunks of those planes, copied first */
 	st_range_fn few_chunks; /* over chunks of the first-layer tasks */
 } direct_variant;
 
 static const direct_variant variants[] = {
-	[K_DIRECT_ISA_PORTABLE] = { "portable", dw_planes_portable, few_chunks_portable },
+	[K_DIRECT_ISA_PORTABLE] = { "portable", dw_planes_portable, dw_chunks_portable, few_chunks_portable },
 #if DW_X86
-	[K_DIRECT_ISA_AVX2] = { "avx2", dw_planes_avx2, few_chunks_avx2 },
-	[K_DIRECT_ISA_AVX512] = { "avx512", dw_planes_avx512, few_chunks_avx512 },
+	[K_DIRECT_ISA_AVX2] = { "avx2", dw_planes_avx2, dw_chunks_avx2, few_chunks_avx2 },
+	[K_DIRECT_ISA_AVX512] = { "avx512", dw_planes_avx512, dw_chunks_avx512, few_chunks_avx512 },
 #endif
 };
 
@@ -298,8 +347,7 @@ k_conv_direct_fits(const k_window *w)
 	k_geometry_expand(w, &g);
 	if (g.batch < 1 || g.out_channels < 1 || g.in_channels < 1 || g.out_size < 1)
 		return K_DIRECT_NONE;
-	bool flat = g.in[0] == 1 && g.out[0] == 1 && g.kernel[0] == 1;
-	if (g.groups == 1 && g.in_channels <= 4 && flat && g.stride[1] <= 2 && g.stride[2] <= 2)
+	if (g.groups == 1 && g.in_channels <= 4 && flat(&g) && g.stride[1] <= 2 && g.stride[2] <= 2)
 		return K_DIRECT_FEW_CHANNELS;
 	if (g.in_per_group == 1 && g.kernel[0] * g.kernel[1] <= DW_MAX_ROWS)
 		return K_DIRECT_DEPTHWISE;
@@ -330,11 +378,18 @@ threads_used(int slots, const st_exec_ctx *ctx)
 size_t
 k_conv_direct_scratch_bytes(const k_window *w, int slots)
 {
-	if (k_conv_direct_fits(w) != K_DIRECT_FEW_CHANNELS)
-		return 0;
-	few_plan p;
-	few_plan_make(w, 1, &p);
-	return p.slot_floats * sizeof(float) * (size_t)(slots < 1 ? 1 : slots);
+	size_t slot_floats = 0;
+	k_direct_kind kind = k_conv_direct_fits(w);
+	if (kind == K_DIRECT_FEW_CHANNELS) {
+		few_plan p;
+		few_plan_make(w, 1, &p);
+		slot_floats = p.slot_floats;
+	} else if (kind == K_DIRECT_DEPTHWISE) {
+		dw_args a;
+		dw_args_make(w, &a);
+		slot_floats = a.padded ? a.slot_floats : 0;
+	}
+	return slot_floats * sizeof(float) * (size_t)(slots < 1 ? 1 : slots);
 }
 
 bool
@@ -348,12 +403,19 @@ k_conv_direct_with(k_direct_isa isa, const k_window *w, const float *x, const fl
 	const direct_variant *v = &variants[isa];
 	k_direct_kind kind = k_conv_direct_fits(w);
 	if (kind == K_DIRECT_DEPTHWISE) {
-		dw_args a = { .x = x, .weights = weights, .bias = bias, .y = y };
+		dw_args a;
 		dw_args_make(w, &a);
+		a.x = x, a.weights = weights, a.bias = bias, a.y = y, a.scratch = scratch;
 		/* A plane is worth a thread from some 16 k multiply-adds. */
-		int64_t work = a.g.out_size * a.g.kernel_size;
-		k_parallel_for(ctx, a.g.batch * a.g.out_channels, work >= 16384 ? 1 : 16384 / (work + 1) + 1,
-		               v->dw_planes, &a);
+		int64_t planes = a.g.batch * a.g.out_channels, work = a.g.out_size * a.g.kernel_size;
+		int64_t grain = work >= 16384 ? 1 : 16384 / (work + 1) + 1;
+		if (a.padded) {
+			int64_t threads = threads_used(slots, ctx), most = div_up(planes, grain);
+			a.chunks = threads < most ? threads : most;
+			k_parallel_for(ctx, a.chunks, 1, v->dw_chunks, &a);
+		} else {
+			k_parallel_for(ctx, planes, grain, v->dw_planes, &a);
+		}
 		return true;
 	}
 	if (kind == K_DIRECT_FEW_CHANNELS) {

@@ -296,6 +296,10 @@ Test(k_nn, direct_depthwise_shapes)
 		window2d(1, 5, 5, 5, 1, 1, 1, 1, 0),     /* 1 x 1 image */
 		window2d(1, 5, 5, 5, 1, 1, 3, 1, 1),
 		window2d(3, 2, 2, 2, 2, 2, 3, 2, 2),
+		/* Planes too large to copy padded (dw_args): masked loads at the
+		 * row ends instead. */
+		window2d(1, 2, 2, 2, 40, 1700, 5, 1, 2),
+		window2d(1, 2, 4, 2, 36, 1900, 7, 2, 3),
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		check_direct(&r, &cases[i], i % 2 == 0, K_DIRECT_DEPTHWISE);
@@ -310,6 +314,15 @@ Test(k_nn, direct_depthwise_shapes)
 	w.pad_end[0] = 2;
 	cr_assert(window_finish(&w));
 	check_direct(&r, &w, false, K_DIRECT_DEPTHWISE);
+	/* 3-D with one depth that reads only padding: bias alone. */
+	k_window deep = { .spatial = 3, .batch = 1, .in_channels = 2, .out_channels = 2, .groups = 2 };
+	int64_t in[3] = { 1, 9, 30 }, kernel[3] = { 1, 5, 5 }, stride[3] = { 2, 1, 1 }, pad[3] = { 1, 2, 2 };
+	for (int i = 0; i < 3; i++) {
+		deep.in[i] = in[i], deep.kernel[i] = kernel[i], deep.stride[i] = stride[i], deep.dilation[i] = 1;
+		deep.pad_begin[i] = pad[i], deep.pad_end[i] = i ? pad[i] : 0;
+	}
+	cr_assert(window_finish(&deep));
+	check_direct(&r, &deep, true, K_DIRECT_DEPTHWISE);
 }
 
 /* Random depthwise windows of 1 to 3 spatial axes (one group of one
@@ -413,6 +426,11 @@ Test(k_nn, direct_rule)
 	cr_assert_eq(k_conv_direct_fits(&five), K_DIRECT_NONE);
 	k_window stride3 = window2d(1, 3, 16, 1, 30, 30, 3, 3, 1);
 	cr_assert_eq(k_conv_direct_fits(&stride3), K_DIRECT_NONE);
+	/* One depth, but padded in front: not a 2-D first layer. */
+	k_window deep = { .spatial = 3, .batch = 1, .in_channels = 3, .out_channels = 8, .groups = 1,
+	                  .in = { 1, 8, 8 }, .out = { 1, 8, 8 }, .kernel = { 1, 3, 3 }, .stride = { 2, 1, 1 },
+	                  .dilation = { 1, 1, 1 }, .pad_begin = { 1, 1, 1 }, .pad_end = { 0, 1, 1 } };
+	cr_assert_eq(k_conv_direct_fits(&deep), K_DIRECT_NONE);
 	cr_assert_eq(k_conv_direct_scratch_bytes(&dw, 4), 0);
 	cr_assert_gt(k_conv_direct_scratch_bytes(&stem, 2), 0);
 	cr_assert_eq(k_conv_direct_with(K_DIRECT_ISA_PORTABLE, &dense, NULL, NULL, NULL, NULL, NULL, 1, NULL), false);
