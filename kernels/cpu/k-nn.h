@@ -161,9 +161,11 @@ void k_deconv(const k_window *g, const float *x, const float *weights, const flo
 /*
  * Two kinds of convolution run as direct loops rather than im2col and GEMM,
  * whose matrices they would make too thin: depthwise ones (one input channel
- * per group), and a network's first layer (one group of at most 4 input
- * channels, 2-D or 1-D, stride 1 or 2). k_conv sends them here by the rule
- * of k_conv_direct_chosen; any window k_conv_direct_fits takes can be run.
+ * per group; k_conv takes them here up to 15 outputs per group), and a
+ * network's first layer (one group of at most 4 input channels, 2-D or 1-D,
+ * stride 1 or 2). k_conv sends them here by the rule of k_conv_direct_chosen
+ * (docs/performance.md has the measurements behind it); any window
+ * k_conv_direct_fits takes can be run.
  *
  * The loops are compiled for AVX-512, for AVX2 with FMA and for the baseline
  * instruction set. The best the processor runs is used, or the one
@@ -182,7 +184,8 @@ typedef enum k_direct_isa {
  * (K_DIRECT_NONE where im2col and GEMM were measured faster). */
 k_direct_kind k_conv_direct_fits(const k_window *g);
 k_direct_kind k_conv_direct_chosen(const k_window *g);
-/* Scratch for any thread count up to slots (0 for depthwise), as for k_conv. */
+/* Scratch for any thread count up to slots, as for k_conv: a padded copy of
+ * the input per thread (none for depthwise loops that read it in place). */
 size_t k_conv_direct_scratch_bytes(const k_window *g, int slots);
 /* A convolution k_conv_direct_fits takes, as k_conv computes it. */
 void k_conv_direct(const k_window *g, const float *x, const float *weights, const float *bias, float *y,

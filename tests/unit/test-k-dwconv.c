@@ -288,6 +288,7 @@ Test(k_nn, direct_depthwise_shapes)
 	k_window cases[] = {
 		window2d(2, 4, 8, 4, 11, 37, 3, 1, 1),   /* multiplier 2, batch 2 */
 		window2d(1, 5, 15, 5, 9, 21, 3, 2, 1),   /* multiplier 3 */
+		window2d(1, 2, 24, 2, 10, 35, 3, 1, 1),  /* multiplier 12: still k_conv's choice */
 		window2d(1, 6, 6, 6, 29, 40, 5, 1, 2),   /* EfficientNet's 5 x 5 */
 		window2d(1, 4, 4, 4, 30, 41, 5, 2, 2),
 		window2d(1, 3, 3, 3, 23, 71, 7, 1, 3),   /* ConvNeXt's 7 x 7 */
@@ -412,7 +413,9 @@ Test(k_nn, direct_rule)
 {
 	k_window dw = window2d(1, 144, 144, 144, 56, 56, 3, 1, 1);
 	cr_assert_eq(k_conv_direct_chosen(&dw), K_DIRECT_DEPTHWISE);
-	k_window wide = window2d(1, 4, 32, 4, 20, 20, 3, 1, 1); /* 8 outputs per input channel */
+	k_window eight = window2d(1, 4, 32, 4, 20, 20, 3, 1, 1); /* 8 outputs per input channel */
+	cr_assert_eq(k_conv_direct_chosen(&eight), K_DIRECT_DEPTHWISE);
+	k_window wide = window2d(1, 4, 64, 4, 20, 20, 3, 1, 1); /* 16 outputs per input channel */
 	cr_assert_eq(k_conv_direct_fits(&wide), K_DIRECT_DEPTHWISE);
 	cr_assert_eq(k_conv_direct_chosen(&wide), K_DIRECT_NONE);
 	k_window stem = window2d(1, 3, 64, 1, 224, 224, 7, 2, 3);
