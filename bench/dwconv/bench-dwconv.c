@@ -166,7 +166,7 @@ run_path(path p, const k_window *w, const float *x, const float *f, const float 
 	else if (k_conv_direct_fits(w) == K_DIRECT_DEPTHWISE)
 		old_depthwise(w, x, f, b, y, ctx);
 	else
-		k_conv_gemm(w, x, f, b, y, scratch, slots, ctx);
+		k_conv_im2col(w, x, f, b, y, scratch, slots, ctx);
 }
 
 int
@@ -204,7 +204,7 @@ main(int argc, char **argv)
 			float *x = floats_new(nx, 1), *f = floats_new(nf, 2), *b = floats_new(w.out_channels, 3);
 			float *y[N_PATHS] = { floats_new(ny, 4), floats_new(ny, 5) };
 			size_t direct_bytes = k_conv_direct_scratch_bytes(&w, threads);
-			size_t gemm_bytes = k_conv_gemm_scratch_bytes(&w, threads);
+			size_t gemm_bytes = k_conv_im2col_scratch_bytes(&w, threads);
 			size_t bytes = direct_bytes > gemm_bytes ? direct_bytes : gemm_bytes;
 			void *scratch = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
 			const float *bias = bc->bias ? b : NULL;

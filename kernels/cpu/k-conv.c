@@ -1,6 +1,6 @@
 /* Convolution and deconvolution on the CPU: direct reference loops, and fast
- * paths through im2col (or col2im) and OpenBLAS sgemm; k_conv sends
- * depthwise and first-layer shapes to the direct loops of k-dwconv.c. */
+ * paths through im2col (or col2im) and OpenBLAS sgemm, or the direct loops of
+ * k-dwconv.c for depthwise and first-layer shapes. */
 #include "config.h"
 
 #include <limits.h>
@@ -162,6 +162,7 @@ row_inside(int64_t start, int64_t step, int64_t size, int64_t run, int64_t *lo, 
 typedef struct conv_plan {
 	k_geometry g;
 	bool reference;   /* sizes beyond the BLAS interface: run the reference */
+	bool direct;      /* depthwise or first layer: k-dwconv.c's direct loops */
 	bool pointwise;   /* 1x1, stride 1, unpadded: the input is the GEMM's B as it is */
 	int64_t rows;     /* GEMM K: in_per_group x kernel_size */
 	int64_t tile, tiles;     /* output positions per task */
@@ -178,6 +179,7 @@ conv_plan_make(const k_window *w, int threads, conv_plan *p)
 	k_geometry *g = &p->g;
 	k_geometry_expand(w, g);
 	p->rows = g->in_per_group * g->kernel_size;
+	p->direct = k_conv_direct_chosen(w) != K_DIRECT_NONE;
 	p->pointwise = g->kernel_size == 1 && g->in_size == g->out_size;
 	for (int i = 0; i < 3; i++) {
 		if (g->stride[i] != 1 || g->pad[i] != 0)
@@ -233,7 +235,15 @@ threads_used(int slots, const st_exec_ctx *ctx)
 /* Each thread count up to `slots` plans differently (fewer threads take
  * wider tiles): room for whichever the run will use. */
 size_t
-k_conv_gemm_scratch_bytes(const k_window *w, int slots)
+k_conv_scratch_bytes(const k_window *w, int slots)
+{
+	if (k_conv_direct_chosen(w) != K_DIRECT_NONE)
+		return k_conv_direct_scratch_bytes(w, slots);
+	return k_conv_im2col_scratch_bytes(w, slots);
+}
+
+size_t
+k_conv_im2col_scratch_bytes(const k_window *w, int slots)
 {
 	size_t most = 0;
 	for (int t = 1; t <= slots || t == 1; t++) {
@@ -356,8 +366,26 @@ conv_chunks(void *arg, int64_t c0, int64_t c1)
 }
 
 void
-k_conv_gemm(const k_window *w, const float *x, const float *weights, const float *bias, float *y,
-            void *scratch, int slots, const st_exec_ctx *ctx)
+k_conv(const k_window *w, const float *x, const float *weights, const float *bias, float *y,
+       void *scratch, int slots, const st_exec_ctx *ctx)
+{
+	int threads = threads_used(slots, ctx);
+	conv_plan p;
+	conv_plan_make(w, threads, &p);
+	conv_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .y = y, .scratch = scratch };
+	if (p.direct) {
+		k_conv_direct(w, x, weights, bias, y, scratch, slots, ctx);
+	} else if (p.reference) {
+		k_conv_ref(w, x, weights, bias, y);
+	} else {
+		a.chunks = p.tasks < threads ? p.tasks : threads;
+		k_parallel_for(ctx, a.chunks, 1, conv_chunks, &a);
+	}
+}
+
+void
+k_conv_im2col(const k_window *w, const float *x, const float *weights, const float *bias, float *y,
+              void *scratch, int slots, const st_exec_ctx *ctx)
 {
 	int threads = threads_used(slots, ctx);
 	conv_plan p;
@@ -369,24 +397,6 @@ k_conv_gemm(const k_window *w, const float *x, const float *weights, const float
 		a.chunks = p.tasks < threads ? p.tasks : threads;
 		k_parallel_for(ctx, a.chunks, 1, conv_chunks, &a);
 	}
-}
-
-size_t
-k_conv_scratch_bytes(const k_window *w, int slots)
-{
-	if (k_conv_direct_chosen(w) != K_DIRECT_NONE)
-		return k_conv_direct_scratch_bytes(w, slots);
-	return k_conv_gemm_scratch_bytes(w, slots);
-}
-
-void
-k_conv(const k_window *w, const float *x, const float *weights, const float *bias, float *y,
-       void *scratch, int slots, const st_exec_ctx *ctx)
-{
-	if (k_conv_direct_chosen(w) != K_DIRECT_NONE)
-		k_conv_direct(w, x, weights, bias, y, scratch, slots, ctx);
-	else
-		k_conv_gemm(w, x, weights, bias, y, scratch, slots, ctx);
 }
 
 /* ---- deconvolution ---- */

@@ -143,11 +143,11 @@ void k_conv_ref(const k_window *g, const float *x, const float *weights, const f
 size_t k_conv_scratch_bytes(const k_window *g, int slots);
 void k_conv(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
             void *scratch, int slots, const st_exec_ctx *ctx);
-/* The im2col and GEMM path alone, for any window (k_conv without the direct
- * loops of k-dwconv.c). */
-size_t k_conv_gemm_scratch_bytes(const k_window *g, int slots);
-void k_conv_gemm(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
-                 void *scratch, int slots, const st_exec_ctx *ctx);
+/* The im2col and GEMM path alone, also for windows k_conv runs with the
+ * direct loops of k-dwconv.c (benchmarks compare the two). */
+size_t k_conv_im2col_scratch_bytes(const k_window *g, int slots);
+void k_conv_im2col(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
+                   void *scratch, int slots, const st_exec_ctx *ctx);
 
 /* Deconvolution (ONNX ConvTranspose): weights are C x out_channels/groups x
  * kernel...; the other buffers as for k_conv. */
