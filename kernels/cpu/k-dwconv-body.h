@@ -597,6 +597,72 @@ DW_NAME(dw_plane_copied)(const dw_args *c, const float *slot, const float *filte
 	}
 }
 
+/* Copies a plane for the narrow loops (dw_args): each copied row in whole
+ * vectors from its start (the part past the row is written again with the
+ * next; past the last row it is zeros), the rows of padding as zeros. */
+DW_FN void
+DW_NAME(dw_fill_narrow)(const dw_args *a, const float *in, float *slot)
+{
+	const k_geometry *g = &a->g;
+	int64_t cols = a->copy.in[2], left = g->pad[2], width = g->in[2];
+	DW_VEC zero = DW_NAME(splat)(0.0f);
+	for (int64_t j = 0; j < a->copy.in[1]; j++) {
+		int64_t ih = j - g->pad[1];
+		float *dst = slot + j * cols;
+		for (int64_t col = 0; col < cols; col += L) {
+			if (ih < 0 || ih >= g->in[1])
+				DW_NAME(store)(dst + col, zero);
+			else
+				DW_NAME(store)(dst + col, DW_NAME(load_inside)(in + ih * width, col - left, width));
+		}
+	}
+}
+
+/* An output plane by the narrow loops (dw_args), from its copy in slot: a
+ * stretch of whole rows at a time in vectors into a buffer, then each row
+ * into the plane with one vector store, in order (the store's tail is
+ * written again by the next row); the last rows go float by float. */
+DW_FN void
+DW_NAME(dw_plane_narrow)(const dw_args *c, const float *slot, const float *filter, float bias, float *plane)
+{
+	const k_geometry *g = &c->g;
+	int64_t cols = c->copy.in[2], out_rows = g->out[1], out_cols = g->out[2];
+	int64_t taps = g->kernel[1] * g->kernel[2];
+	int64_t offset[DW_NARROW_TAPS];
+	for (int64_t kh = 0, t = 0; kh < g->kernel[1]; kh++) {
+		for (int64_t kw = 0; kw < g->kernel[2]; kw++, t++)
+			offset[t] = kh * g->dilation[1] * cols + kw * g->dilation[2];
+	}
+	enum { CHUNK = 32 * L };
+	float buffer[CHUNK + 4 * L];
+	int64_t rows_at_once = CHUNK / cols > 0 ? CHUNK / cols : 1;
+	for (int64_t r0 = 0; r0 < out_rows; r0 += rows_at_once) {
+		int64_t r1 = r0 + rows_at_once < out_rows ? r0 + rows_at_once : out_rows;
+		/* Up to a whole vector from the last row's start: what is read back. */
+		int64_t q0 = r0 * cols, q1 = (r1 - 1) * cols + (out_cols > L ? out_cols : L);
+		for (int64_t q = q0; q < q1; q += 2 * L) {
+			/* Two vectors at a time: two chains of multiply-adds. */
+			DW_VEC acc0 = DW_NAME(splat)(bias), acc1 = acc0;
+			const float *src = slot + q;
+			for (int64_t t = 0; t < taps; t++) {
+				DW_VEC w = DW_NAME(splat)(filter[t]);
+				acc0 = DW_FMA(w, DW_NAME(load)(src + offset[t]), acc0);
+				acc1 = DW_FMA(w, DW_NAME(load)(src + offset[t] + L), acc1);
+			}
+			DW_NAME(store)(buffer + (q - q0), acc0);
+			DW_NAME(store)(buffer + (q - q0) + L, acc1);
+		}
+		for (int64_t oh = r0; oh < r1; oh++) {
+			const float *row = buffer + (oh - r0) * cols;
+			float *out = plane + oh * out_cols;
+			if (out_cols <= L && (oh * out_cols + L <= out_rows * out_cols))
+				DW_NAME(store)(out, DW_NAME(load)(row));
+			else
+				memcpy(out, row, (size_t)out_cols * sizeof *out);
+		}
+	}
+}
+
 /* Chunk c of the planes with scratch slot c: each input plane is copied
  * once, then every output plane that reads it is computed. */
 static DW_TARGET void
@@ -612,15 +678,26 @@ DW_NAME(dw_chunks)(void *arg, int64_t c0, int64_t c1)
 	for (int64_t c = c0; c < c1; c++) {
 		float *slot = a->scratch + (size_t)c * a->slot_floats;
 		const float *filled = NULL;
+		/* What the narrow loops read past the copy: zeros, which the fills
+		 * leave as they are. */
+		if (a->narrow)
+			memset(slot + a->copy.in_size, 0, DW_NARROW_SLACK * sizeof *slot);
 		for (int64_t t = c * planes / a->chunks; t < (c + 1) * planes / a->chunks; t++) {
 			int64_t n = t / g->out_channels, oc = t % g->out_channels;
 			const float *in = a->x + (n * g->in_channels + oc / g->out_per_group) * g->in_size;
 			if (in != filled) {
-				DW_NAME(dw_fill)(a, in, slot);
+				if (a->narrow)
+					DW_NAME(dw_fill_narrow)(a, in, slot);
+				else
+					DW_NAME(dw_fill)(a, in, slot);
 				filled = in;
 			}
-			DW_NAME(dw_plane_copied)(&copied, slot, a->weights + oc * g->kernel_size, a->bias ? a->bias[oc] : 0.0f,
-			                         a->y + t * g->out_size);
+			const float *filter = a->weights + oc * g->kernel_size;
+			float bias = a->bias ? a->bias[oc] : 0.0f, *plane = a->y + t * g->out_size;
+			if (a->narrow)
+				DW_NAME(dw_plane_narrow)(&copied, slot, filter, bias, plane);
+			else
+				DW_NAME(dw_plane_copied)(&copied, slot, filter, bias, plane);
 		}
 	}
 }

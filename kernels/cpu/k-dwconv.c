@@ -26,6 +26,12 @@
  * general depthwise loops (dw_args). */
 #define DW_COPY_MOST_FLOATS (64 * 1024)
 
+/* Output rows this short are computed as one flattened row (dw_args), for
+ * filters of at most DW_NARROW_TAPS taps. */
+#define DW_NARROW 8
+#define DW_NARROW_TAPS 64
+#define DW_NARROW_SLACK (3 * WIDEST_LANES)
+
 /* Bytes of padded input one thread keeps for the first-layer kernel: read
  * again for every block of output channels, so it should stay in L2. */
 #define FEW_SLOT_TARGET_BYTES (64 * 1024)
@@ -77,6 +83,11 @@ typedef struct dw_args {
 	 * copy (no padding left, rows of copy.in[2] floats). */
 	bool padded;
 	k_geometry copy;
+	/* Output rows of at most DW_NARROW floats (stride 1): the copy's rows
+	 * are no longer than the outputs read, and the plane is computed as one
+	 * row of copy.in[1] x copy.in[2] floats (output (oh, ow) at
+	 * oh * copy.in[2] + ow), vectors not being wasted on short rows. */
+	bool narrow;
 	/* At stride 2 a copied row is kept as its even columns, then its odd
 	 * ones from float `phase` on, so that every tap reads consecutive
 	 * floats; 0 at stride 1. */
@@ -122,7 +133,25 @@ dw_args_make(const k_window *w, dw_args *a)
 	int64_t last = g->in[2] - 1 - reach + pad; /* the last ow has ow * step <= last */
 	a->hi = last < 0 ? 0 : last / step + 1;
 	a->hi = clamp64(a->hi, a->lo, g->out[2]);
-	a->padded = false;
+	a->padded = a->narrow = false;
+	if (flat(g) && step == 1 && g->stride[1] == 1 && g->out[2] <= DW_NARROW &&
+	    g->kernel[1] * g->kernel[2] <= DW_NARROW_TAPS) {
+		int64_t rows = g->out[1] + (g->kernel[1] - 1) * g->dilation[1];
+		int64_t cols = g->out[2] + reach;
+		cols = cols > pad + g->in[2] ? cols : pad + g->in[2];
+		if (rows * cols <= DW_COPY_MOST_FLOATS) {
+			a->padded = a->narrow = true;
+			a->phase = 0;
+			a->copy = *g;
+			a->copy.in[1] = rows;
+			a->copy.in[2] = cols;
+			a->copy.pad[1] = a->copy.pad[2] = 0;
+			a->copy.in_size = rows * cols;
+			/* The vectors read up to three vectors past the copy. */
+			a->slot_floats = (size_t)(rows * cols + DW_NARROW_SLACK);
+			return;
+		}
+	}
 	if (a->kind != DW_GENERAL || !flat(g) || step > 2)
 		return;
 	/* The copy holds every float the vectors read: whole vectors of the
