@@ -1,7 +1,7 @@
 /* Convolution and deconvolution on the CPU: direct reference loops, and fast
  * paths: products on Strata's own SGEMM (k-conv-gemm.c), im2col (or
- * col2im) with OpenBLAS sgemm, or direct loops for one input channel per
- * group. */
+ * col2im) with OpenBLAS sgemm, or the direct loops of k-dwconv.c for
+ * depthwise and first-layer shapes. */
 #include "config.h"
 
 #include <limits.h>
@@ -164,7 +164,7 @@ row_inside(int64_t start, int64_t step, int64_t size, int64_t run, int64_t *lo, 
 typedef struct conv_plan {
 	k_geometry g;
 	bool reference;   /* sizes beyond the BLAS interface: run the reference */
-	bool direct;      /* one input channel per group (depthwise): direct loops */
+	bool direct;      /* depthwise or first layer: k-dwconv.c's direct loops */
 	bool pointwise;   /* 1x1, stride 1, unpadded: the input is the GEMM's B as it is */
 	int64_t rows;     /* GEMM K: in_per_group x kernel_size */
 	int64_t tile, tiles;     /* output positions per task */
@@ -181,16 +181,12 @@ conv_plan_make(const k_window *w, int threads, conv_plan *p)
 	k_geometry *g = &p->g;
 	k_geometry_expand(w, g);
 	p->rows = g->in_per_group * g->kernel_size;
-	/* Depthwise: GEMMs of one input channel are too thin to pay for im2col.
-	 * Many outputs of one channel (a grey-image stem) still make a good GEMM. */
-	p->direct = g->in_per_group == 1 && g->out_per_group < 8;
+	p->direct = k_conv_direct_chosen(w) != K_DIRECT_NONE;
 	p->pointwise = g->kernel_size == 1 && g->in_size == g->out_size;
 	for (int i = 0; i < 3; i++) {
 		if (g->stride[i] != 1 || g->pad[i] != 0)
 			p->pointwise = false;
 	}
-	if (p->direct)
-		return;
 	if (p->rows == 0 || p->rows > INT_MAX || g->out_size > INT_MAX || g->in_size > INT_MAX ||
 	    g->out_per_group > INT_MAX) {
 		p->reference = true;
@@ -253,10 +249,18 @@ own_gemm(const conv_plan *p)
 size_t
 k_conv_scratch_bytes(const k_window *w, int slots)
 {
+	if (k_conv_direct_chosen(w) != K_DIRECT_NONE)
+		return k_conv_direct_scratch_bytes(w, slots);
 	conv_plan own;
 	conv_plan_make(w, 1, &own);
 	if (own_gemm(&own))
 		return k_conv_gemm_scratch_bytes(&own.g, slots, false);
+	return k_conv_im2col_scratch_bytes(w, slots);
+}
+
+size_t
+k_conv_im2col_scratch_bytes(const k_window *w, int slots)
+{
 	size_t most = 0;
 	for (int t = 1; t <= slots || t == 1; t++) {
 		conv_plan p;
@@ -373,120 +377,6 @@ conv_chunks(void *arg, int64_t c0, int64_t c1)
 	}
 }
 
-/* One output of a plane with one input channel, every tap checked. */
-static float
-direct_output(const k_geometry *g, const float *in, const float *filter, float bias, int64_t od,
-              int64_t oh, int64_t ow)
-{
-	float sum = bias;
-	for (int64_t kd = 0; kd < g->kernel[0]; kd++) {
-		int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dilation[0];
-		if (id < 0 || id >= g->in[0])
-			continue;
-		for (int64_t kh = 0; kh < g->kernel[1]; kh++) {
-			int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dilation[1];
-			if (ih < 0 || ih >= g->in[1])
-				continue;
-			const float *src = in + (id * g->in[1] + ih) * g->in[2];
-			const float *taps = filter + (kd * g->kernel[1] + kh) * g->kernel[2];
-			for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
-				int64_t iw = ow * g->stride[2] - g->pad[2] + kw * g->dilation[2];
-				if (iw >= 0 && iw < g->in[2])
-					sum += taps[kw] * src[iw];
-			}
-		}
-	}
-	return sum;
-}
-
-/*
- * Outputs [ow, ow + 8 * blocks) of row (od, oh), 1 or 2 blocks of eight, all
- * of whose horizontal taps lie inside the input (stride 1): the sums stay in
- * registers while the taps are added.
- */
-static inline void
-direct_blocks(const k_geometry *g, const float *in, const float *filter, float bias, int64_t od,
-              int64_t oh, int64_t ow, int blocks, float *out)
-{
-	k_v8 a0 = K_V8_SPLAT(bias), a1 = a0, x;
-	for (int64_t kd = 0; kd < g->kernel[0]; kd++) {
-		int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dilation[0];
-		if (id < 0 || id >= g->in[0])
-			continue;
-		for (int64_t kh = 0; kh < g->kernel[1]; kh++) {
-			int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dilation[1];
-			if (ih < 0 || ih >= g->in[1])
-				continue;
-			const float *src = in + (id * g->in[1] + ih) * g->in[2] + ow - g->pad[2];
-			const float *taps = filter + (kd * g->kernel[1] + kh) * g->kernel[2];
-			for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
-				k_v8 v = K_V8_SPLAT(taps[kw]);
-				const float *s = src + kw * g->dilation[2];
-				K_V8_LOAD(x, s);
-				a0 += v * x;
-				if (blocks == 2) {
-					K_V8_LOAD(x, s + 8);
-					a1 += v * x;
-				}
-			}
-		}
-	}
-	K_V8_STORE(out + ow, a0);
-	if (blocks == 2)
-		K_V8_STORE(out + ow + 8, a1);
-}
-
-/*
- * One output plane of a convolution whose groups have one input channel
- * each (depthwise). With stride 1 along the rows, the outputs whose taps all
- * lie inside a row go eight or sixteen at a time; the few at the ends, and
- * every output of a strided row, one at a time with every tap checked.
- */
-K_SIMD_CLONES static void
-conv_direct_plane(const k_geometry *g, const float *in, const float *filter, float bias, float *plane)
-{
-	int64_t inner_lo = 0, inner_hi = 0;
-	if (g->stride[2] == 1) {
-		inner_lo = g->pad[2];
-		inner_hi = g->in[2] + g->pad[2] - (g->kernel[2] - 1) * g->dilation[2];
-		inner_hi = clamp64(inner_hi, inner_lo, g->out[2]);
-		inner_lo = clamp64(inner_lo, 0, inner_hi);
-	}
-	for (int64_t od = 0; od < g->out[0]; od++)
-	for (int64_t oh = 0; oh < g->out[1]; oh++) {
-		float *out = plane + (od * g->out[1] + oh) * g->out[2];
-		int64_t ow = 0;
-		for (; ow < inner_lo; ow++)
-			out[ow] = direct_output(g, in, filter, bias, od, oh, ow);
-		for (; ow + 16 <= inner_hi; ow += 16)
-			direct_blocks(g, in, filter, bias, od, oh, ow, 2, out);
-		for (; ow + 8 <= inner_hi; ow += 8)
-			direct_blocks(g, in, filter, bias, od, oh, ow, 1, out);
-		/* The last few inner outputs: a block that overlaps the one before
-		 * (it writes the same values again). */
-		if (ow < inner_hi && inner_hi - inner_lo >= 8) {
-			direct_blocks(g, in, filter, bias, od, oh, inner_hi - 8, 1, out);
-			ow = inner_hi;
-		}
-		for (; ow < g->out[2]; ow++)
-			out[ow] = direct_output(g, in, filter, bias, od, oh, ow);
-	}
-}
-
-static void
-conv_direct_range(void *arg, int64_t t0, int64_t t1)
-{
-	const conv_args *a = arg;
-	const k_geometry *g = &a->p->g;
-	for (int64_t t = t0; t < t1; t++) {
-		int64_t n = t / g->out_channels, oc = t % g->out_channels;
-		int64_t group = oc / g->out_per_group;
-		conv_direct_plane(g, a->x + (n * g->in_channels + group) * g->in_size,
-		                  a->weights + oc * g->kernel_size, a->bias ? a->bias[oc] : 0.0f,
-		                  a->y + t * g->out_size);
-	}
-}
-
 size_t
 k_conv_packed_bytes(const k_window *w)
 {
@@ -526,16 +416,32 @@ k_conv_packed(const k_window *w, const float *x, const float *weights, const voi
 	conv_plan p;
 	conv_plan_make(w, threads, &p);
 	conv_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .y = y, .scratch = scratch };
-	/* Paths that take the weights as they are (reference, direct) come
+	/* Paths that take the weights as they are (direct, reference) come
 	 * first; own_gemm and k_conv_packed_bytes leave them alone. */
-	if (p.reference) {
+	if (p.direct) {
+		k_conv_direct(w, x, weights, bias, y, scratch, slots, ctx);
+	} else if (p.reference) {
 		k_conv_ref(w, x, weights, bias, y);
-	} else if (p.direct) {
-		int64_t work = p.g.out_size * p.g.kernel_size;
-		k_parallel_for(ctx, p.g.batch * p.g.out_channels, work >= 16384 ? 1 : 16384 / (work + 1) + 1,
-		               conv_direct_range, &a);
 	} else if (packed != NULL || own_gemm(&p)) {
 		k_conv_gemm(&p.g, x, weights, packed, bias, y, scratch, slots, ctx);
+	} else {
+		a.chunks = p.tasks < threads ? p.tasks : threads;
+		k_parallel_for(ctx, a.chunks, 1, conv_chunks, &a);
+	}
+}
+
+/* The im2col + OpenBLAS path whatever the shape (benchmarks compare it with
+ * the direct kernels). */
+void
+k_conv_im2col(const k_window *w, const float *x, const float *weights, const float *bias, float *y,
+              void *scratch, int slots, const st_exec_ctx *ctx)
+{
+	int threads = threads_used(slots, ctx);
+	conv_plan p;
+	conv_plan_make(w, threads, &p);
+	conv_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .y = y, .scratch = scratch };
+	if (p.reference) {
+		k_conv_ref(w, x, weights, bias, y);
 	} else {
 		a.chunks = p.tasks < threads ? p.tasks : threads;
 		k_parallel_for(ctx, a.chunks, 1, conv_chunks, &a);

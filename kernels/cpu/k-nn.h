@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "k-cpu.h"
 #include "st-plugin.h"
 
 /*
@@ -163,6 +164,11 @@ void k_conv_ref(const k_window *g, const float *x, const float *weights, const f
 size_t k_conv_scratch_bytes(const k_window *g, int slots);
 void k_conv(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
             void *scratch, int slots, const st_exec_ctx *ctx);
+/* The im2col and GEMM path alone, also for windows k_conv runs with the
+ * direct loops of k-dwconv.c (benchmarks compare the two). */
+size_t k_conv_im2col_scratch_bytes(const k_window *g, int slots);
+void k_conv_im2col(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
+                   void *scratch, int slots, const st_exec_ctx *ctx);
 
 /*
  * The same with the filters packed once beforehand (at prepare): bytes of
@@ -184,6 +190,38 @@ void k_deconv_ref(const k_window *g, const float *x, const float *weights, const
 size_t k_deconv_scratch_bytes(const k_window *g, int slots);
 void k_deconv(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
               void *scratch, int slots, const st_exec_ctx *ctx);
+
+/* ---- k-dwconv.c: direct convolutions ---- */
+
+/*
+ * Two kinds of convolution run as direct loops rather than im2col and GEMM,
+ * whose matrices they would make too thin: depthwise ones (one input channel
+ * per group; k_conv takes them here up to 15 outputs per group), and a
+ * network's first layer (one group of at most 4 input channels, 2-D or 1-D,
+ * stride 1 or 2). k_conv sends them here by the rule of k_conv_direct_chosen
+ * (docs/performance.md has the measurements behind it); any window
+ * k_conv_direct_fits takes can be run.
+ *
+ * The loops are compiled for AVX-512, for AVX2 with FMA and for the baseline
+ * instruction set; k_conv uses the level k_cpu_isa() chose (k-cpu.h).
+ */
+typedef enum k_direct_kind { K_DIRECT_NONE, K_DIRECT_DEPTHWISE, K_DIRECT_FEW_CHANNELS } k_direct_kind;
+
+/* Which direct kernel can run the window, and which one k_conv runs it with
+ * (K_DIRECT_NONE where im2col and GEMM were measured faster). */
+k_direct_kind k_conv_direct_fits(const k_window *g);
+k_direct_kind k_conv_direct_chosen(const k_window *g);
+/* Scratch for any thread count up to slots, as for k_conv: a padded copy of
+ * the input per thread (none for depthwise loops that read it in place). */
+size_t k_conv_direct_scratch_bytes(const k_window *g, int slots);
+/* A convolution k_conv_direct_fits takes, as k_conv computes it. */
+void k_conv_direct(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
+                   void *scratch, int slots, const st_exec_ctx *ctx);
+/* The same at one SIMD level (for tests and benchmarks); returns false,
+ * computing nothing, when this CPU or build lacks that level or no direct
+ * kernel fits. */
+bool k_conv_direct_with(k_isa isa, const k_window *g, const float *x, const float *weights, const float *bias,
+                        float *y, void *scratch, int slots, const st_exec_ctx *ctx);
 
 /* ---- k-pool.c: pooling ---- */
 

@@ -1,6 +1,7 @@
 /* The CPU backend's thread pool: static partitioning of a range over a fixed
- * set of workers, reused across layers and runs. Workers spin briefly before
- * sleeping, since layers hand out work every few hundred microseconds. */
+ * set of workers, reused across layers and runs. Idle threads spin briefly
+ * before they sleep or yield, since layers hand out work every few hundred
+ * microseconds. */
 #include "config.h"
 
 #include <pthread.h>
@@ -14,7 +15,17 @@
 #include "k-cpu.h"
 #include "st-engine.h"
 
-#define SPIN_ROUNDS 20000
+/*
+ * How long an idle thread spins: a worker waiting for the next job before it
+ * sleeps, and the caller waiting for the workers to finish before it yields
+ * its processor at every round. 2000 pauses are some 50 us on Zen 4 (a pause
+ * takes about 25 ns there): long enough to bridge the serial steps between
+ * layers, short enough not to hold a core that another thread needs. With
+ * 20000 (0.5 ms after every job) and an unbounded wait, ResNet-18 on 2
+ * threads took twice as long on a 2-core machine shared with other work
+ * (130-270 ms against 55-135 ms, interleaved runs), slower than on 1 thread.
+ */
+#define SPIN_ROUNDS 2000
 
 struct st_pool {
 	int n;                      /* threads, the caller included */
@@ -193,11 +204,17 @@ pool_parallel_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn 
 	atomic_fetch_add_explicit(&pool->generation, 1, memory_order_release);
 	pthread_cond_broadcast(&pool->wake);
 	pthread_mutex_unlock(&pool->lock);
-	/* The caller takes the first chunk, then waits for the others. */
+	/* The caller takes the first chunk, then waits for the others; after a
+	 * short spin it yields, so that a worker that lost its processor to
+	 * another thread can finish. */
 	int64_t b, e;
 	chunk_range(n, chunks, 0, &b, &e);
 	fn(arg, b, e);
-	while (atomic_load_explicit(&pool->pending, memory_order_acquire) > 0) {
+	for (int spins = 0; atomic_load_explicit(&pool->pending, memory_order_acquire) > 0;) {
+		if (++spins > SPIN_ROUNDS) {
+			sched_yield();
+			continue;
+		}
 #if defined(__x86_64__) || defined(__i386__)
 		__builtin_ia32_pause();
 #endif

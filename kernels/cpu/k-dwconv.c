@@ -1,0 +1,414 @@
+/* Direct convolutions on the CPU, for the shapes where im2col and GEMM do
+ * badly: depthwise convolutions (one input channel per group) and a
+ * network's first layer (a few input channels, many outputs). The loops are
+ * in k-dwconv-body.h, compiled here for AVX-512, for AVX2 with FMA and for
+ * the baseline instruction set; one is chosen at run time. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "k-cpu.h"
+#include "k-nn.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define DW_X86 1
+#else
+#define DW_X86 0
+#endif
+
+/* Filter rows (depth x height) the depthwise loops gather per output row. */
+#define DW_MAX_ROWS 64
+
+/* Padded planes of at most this many floats (256 KiB) are copied for the
+ * general depthwise loops (dw_args). */
+#define DW_COPY_MOST_FLOATS (64 * 1024)
+
+/* Output rows this short are computed as one flattened row (dw_args), for
+ * filters of at most DW_NARROW_TAPS taps. */
+#define DW_NARROW 8
+#define DW_NARROW_TAPS 64
+#define DW_NARROW_SLACK (3 * WIDEST_LANES)
+
+/* Bytes of padded input one thread keeps for the first-layer kernel: read
+ * again for every block of output channels, so it should stay in L2. */
+#define FEW_SLOT_TARGET_BYTES (64 * 1024)
+
+/* Widest vector of any variant, in floats: the first-layer kernel's padded
+ * rows are long enough for it. */
+#define WIDEST_LANES 16
+
+static int64_t
+div_up(int64_t a, int64_t b)
+{
+	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+static int64_t
+clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Whether the window is 2-D (or 1-D): one output depth that reads the one
+ * input depth (a padded depth axis would read only padding). */
+static bool
+flat(const k_geometry *g)
+{
+	return g->in[0] == 1 && g->out[0] == 1 && g->kernel[0] == 1 && g->pad[0] == 0;
+}
+
+/* ---- depthwise: what every variant shares ---- */
+
+/* The input rows that reach one output row, with the filter row applied to
+ * each (rows above or below the input are left out). */
+typedef struct dw_rows {
+	int count;
+	const float *in[DW_MAX_ROWS];   /* the first element of each input row */
+	const float *taps[DW_MAX_ROWS]; /* its filter row */
+} dw_rows;
+
+typedef enum dw_kind { DW_GENERAL, DW_3X3_STRIDE1, DW_3X3_STRIDE2 } dw_kind;
+
+typedef struct dw_args {
+	k_geometry g;
+	dw_kind kind;
+	/* The outputs [lo, hi) of a row read every tap from inside the input row. */
+	int64_t lo, hi;
+	/* The general loops on a small 2-D plane: each thread first copies the
+	 * input plane into its scratch slot with the padding written out, so
+	 * that no block reaches outside a row; `copy` is the geometry of that
+	 * copy (no padding left, rows of copy.in[2] floats). */
+	bool padded;
+	k_geometry copy;
+	/* Output rows of at most DW_NARROW floats (stride 1): the copy's rows
+	 * are no longer than the outputs read, and the plane is computed as one
+	 * row of copy.in[1] x copy.in[2] floats (output (oh, ow) at
+	 * oh * copy.in[2] + ow), vectors not being wasted on short rows. */
+	bool narrow;
+	/* At stride 2 a copied row is kept as its even columns, then its odd
+	 * ones from float `phase` on, so that every tap reads consecutive
+	 * floats; 0 at stride 1. */
+	int64_t phase;
+	size_t slot_floats;
+	int64_t chunks;
+	float *scratch;
+	const float *x, *weights, *bias;
+	float *y;
+} dw_args;
+
+static void
+dw_rows_make(const k_geometry *g, const float *in, const float *filter, int64_t od, int64_t oh, dw_rows *r)
+{
+	r->count = 0;
+	for (int64_t kd = 0; kd < g->kernel[0]; kd++) {
+		int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dilation[0];
+		if (id < 0 || id >= g->in[0])
+			continue;
+		for (int64_t kh = 0; kh < g->kernel[1]; kh++) {
+			int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dilation[1];
+			if (ih < 0 || ih >= g->in[1])
+				continue;
+			r->in[r->count] = in + (id * g->in[1] + ih) * g->in[2];
+			r->taps[r->count] = filter + (kd * g->kernel[1] + kh) * g->kernel[2];
+			r->count++;
+		}
+	}
+}
+
+static void
+dw_args_make(const k_window *w, dw_args *a)
+{
+	k_geometry *g = &a->g;
+	k_geometry_expand(w, g);
+	int64_t step = g->stride[2], pad = g->pad[2];
+	a->kind = DW_GENERAL;
+	if (g->kernel[0] == 1 && g->kernel[1] == 3 && g->kernel[2] == 3 && g->dilation[1] == 1 &&
+	    g->dilation[2] == 1 && (step == 1 || step == 2))
+		a->kind = step == 1 ? DW_3X3_STRIDE1 : DW_3X3_STRIDE2;
+	int64_t reach = (g->kernel[2] - 1) * g->dilation[2];
+	a->lo = clamp64(div_up(pad, step), 0, g->out[2]);
+	int64_t last = g->in[2] - 1 - reach + pad; /* the last ow has ow * step <= last */
+	a->hi = last < 0 ? 0 : last / step + 1;
+	a->hi = clamp64(a->hi, a->lo, g->out[2]);
+	a->padded = a->narrow = false;
+	if (flat(g) && step == 1 && g->stride[1] == 1 && g->out[2] <= DW_NARROW &&
+	    g->kernel[1] * g->kernel[2] <= DW_NARROW_TAPS) {
+		int64_t rows = g->out[1] + (g->kernel[1] - 1) * g->dilation[1];
+		int64_t cols = g->out[2] + reach;
+		cols = cols > pad + g->in[2] ? cols : pad + g->in[2];
+		if (rows * cols <= DW_COPY_MOST_FLOATS) {
+			a->padded = a->narrow = true;
+			a->phase = 0;
+			a->copy = *g;
+			a->copy.in[1] = rows;
+			a->copy.in[2] = cols;
+			a->copy.pad[1] = a->copy.pad[2] = 0;
+			a->copy.in_size = rows * cols;
+			/* The vectors read up to three vectors past the copy. */
+			a->slot_floats = (size_t)(rows * cols + DW_NARROW_SLACK);
+			return;
+		}
+	}
+	if (a->kind != DW_GENERAL || !flat(g) || step > 2)
+		return;
+	/* The copy holds every float the vectors read: whole vectors of the
+	 * widest variant up to the end of each output row. */
+	int64_t rows = (g->out[1] - 1) * g->stride[1] + (g->kernel[1] - 1) * g->dilation[1] + 1;
+	int64_t out_cols = g->out[2] > WIDEST_LANES ? g->out[2] : WIDEST_LANES;
+	int64_t cols = (out_cols - 1) * step + reach + 1;
+	cols = div_up(cols > pad + g->in[2] ? cols : pad + g->in[2], 16) * 16;
+	a->phase = 0;
+	if (step == 2) {
+		a->phase = div_up(div_up(cols, 2), 16) * 16;
+		cols = 2 * a->phase;
+	}
+	if (rows * cols > DW_COPY_MOST_FLOATS)
+		return;
+	a->padded = true;
+	a->copy = *g;
+	a->copy.in[1] = rows;
+	a->copy.in[2] = cols;
+	a->copy.pad[1] = a->copy.pad[2] = 0;
+	a->copy.in_size = rows * cols;
+	a->slot_floats = (size_t)(rows * cols);
+}
+
+/* ---- first layer: what every variant shares ---- */
+
+typedef struct few_plan {
+	k_geometry g;
+	int64_t band, bands;    /* output rows per task; tasks per sample */
+	int64_t tasks;          /* batch x bands */
+	int64_t band_rows;      /* padded input rows a band of `band` output rows reads */
+	int64_t row_floats;     /* length of a padded row */
+	/* At stride 2 a padded row is kept as its even columns, then its odd
+	 * ones from column `phase` on, so that every tap reads consecutive
+	 * floats; 0 at stride 1. */
+	int64_t phase;
+	size_t slot_floats;     /* in_channels x band_rows x row_floats */
+} few_plan;
+
+typedef struct few_args {
+	const few_plan *p;
+	const float *x, *weights, *bias;
+	float *y;
+	float *scratch;
+	int64_t chunks;
+} few_args;
+
+/* The padded input rows a band reads, with the band's own sizes. */
+static int64_t
+few_band_rows(const k_geometry *g, int64_t band)
+{
+	return (band - 1) * g->stride[1] + (g->kernel[1] - 1) * g->dilation[1] + 1;
+}
+
+/* Plans the first-layer kernel for `threads` threads. The slot size does
+ * not depend on the thread count: more threads only make bands shorter. */
+static void
+few_plan_make(const k_window *w, int threads, few_plan *p)
+{
+	*p = (few_plan){ 0 };
+	k_geometry *g = &p->g;
+	k_geometry_expand(w, g);
+	/* A padded row holds every float the vectors read, whole vectors of the
+	 * widest variant up to the end of the output row included. */
+	int64_t out_cols = div_up(g->out[2], WIDEST_LANES) * WIDEST_LANES;
+	int64_t reads = (out_cols - 1) * g->stride[2] + (g->kernel[2] - 1) * g->dilation[2] + g->stride[2];
+	int64_t row = reads > g->pad[2] + g->in[2] ? reads : g->pad[2] + g->in[2];
+	p->row_floats = div_up(row, 16) * 16;
+	if (g->stride[2] == 2) {
+		p->phase = div_up(div_up(row, 2), 16) * 16;
+		p->row_floats = 2 * p->phase;
+	}
+	int64_t row_bytes = g->in_channels * p->row_floats * (int64_t)sizeof(float);
+	int64_t band = 1;
+	while (band < g->out[1] && few_band_rows(g, band + 1) * row_bytes <= FEW_SLOT_TARGET_BYTES)
+		band++;
+	p->band_rows = few_band_rows(g, band);
+	p->slot_floats = (size_t)(g->in_channels * p->band_rows * p->row_floats);
+	/* Enough bands for every thread, in a multiple of the threads when
+	 * there is one sample. */
+	int64_t bands = div_up(g->out[1], band);
+	if (g->batch * bands < threads)
+		bands = div_up(threads, g->batch);
+	if (g->batch == 1 && threads > 1)
+		bands = div_up(bands, threads) * threads;
+	if (bands > g->out[1])
+		bands = g->out[1];
+	p->band = div_up(g->out[1], bands);
+	p->bands = div_up(g->out[1], p->band);
+	p->tasks = g->batch * p->bands;
+}
+
+/* ---- the variants ---- */
+
+#define DW_CAT2(a, b) a##_##b
+#define DW_CAT(a, b) DW_CAT2(a, b)
+#define DW_NAME(x) DW_CAT(x, DW_SUFFIX)
+
+#if DW_X86 && defined(K_HAVE_AVX512)
+#define DW_SUFFIX avx512
+#define DW_TARGET __attribute__((target("avx512f,avx512vl,avx2,fma")))
+#define DW_LANES 16
+#define DW_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
+#define DW_FEW_OUTPUTS 8
+#define DW_MASKED_LOADS 512
+#include "k-dwconv-body.h"
+#undef DW_SUFFIX
+#undef DW_TARGET
+#undef DW_LANES
+#undef DW_FMA
+#undef DW_FEW_OUTPUTS
+#undef DW_MASKED_LOADS
+#endif
+
+#if DW_X86 && defined(K_HAVE_AVX2)
+#define DW_SUFFIX avx2
+#define DW_TARGET __attribute__((target("avx2,fma")))
+#define DW_LANES 8
+#define DW_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
+#define DW_FEW_OUTPUTS 4
+#define DW_MASKED_LOADS 256
+#include "k-dwconv-body.h"
+#undef DW_SUFFIX
+#undef DW_TARGET
+#undef DW_LANES
+#undef DW_FMA
+#undef DW_FEW_OUTPUTS
+#undef DW_MASKED_LOADS
+#endif
+
+#define DW_SUFFIX portable
+#define DW_TARGET
+#define DW_LANES 4
+#define DW_FMA(a, b, c) ((a) * (b) + (c))
+#define DW_FEW_OUTPUTS 4
+#define DW_MASKED_LOADS 0
+#include "k-dwconv-body.h"
+#undef DW_SUFFIX
+#undef DW_TARGET
+#undef DW_LANES
+#undef DW_FMA
+#undef DW_FEW_OUTPUTS
+#undef DW_MASKED_LOADS
+
+typedef struct direct_variant {
+	const char *name;
+	st_range_fn dw_planes;  /* over n x out_channels planes */
+	st_range_fn dw_chunks;  /* over chunks of those planes, copied first */
+	st_range_fn few_chunks; /* over chunks of the first-layer tasks */
+} direct_variant;
+
+/* Indexed by k_isa; a level this build lacks has no entry. */
+static const direct_variant variants[K_ISA_COUNT] = {
+	[K_ISA_PORTABLE] = { "portable", dw_planes_portable, dw_chunks_portable, few_chunks_portable },
+#if DW_X86 && defined(K_HAVE_AVX2)
+	[K_ISA_AVX2] = { "avx2", dw_planes_avx2, dw_chunks_avx2, few_chunks_avx2 },
+#endif
+#if DW_X86 && defined(K_HAVE_AVX512)
+	[K_ISA_AVX512] = { "avx512", dw_planes_avx512, dw_chunks_avx512, few_chunks_avx512 },
+#endif
+};
+
+/* ---- entry points ---- */
+
+k_direct_kind
+k_conv_direct_fits(const k_window *w)
+{
+	k_geometry g;
+	k_geometry_expand(w, &g);
+	if (g.batch < 1 || g.out_channels < 1 || g.in_channels < 1 || g.out_size < 1)
+		return K_DIRECT_NONE;
+	if (g.groups == 1 && g.in_channels <= 4 && flat(&g) && g.stride[1] <= 2 && g.stride[2] <= 2)
+		return K_DIRECT_FEW_CHANNELS;
+	if (g.in_per_group == 1 && g.kernel[0] * g.kernel[1] <= DW_MAX_ROWS)
+		return K_DIRECT_DEPTHWISE;
+	return K_DIRECT_NONE;
+}
+
+k_direct_kind
+k_conv_direct_chosen(const k_window *w)
+{
+	k_direct_kind kind = k_conv_direct_fits(w);
+	k_geometry g;
+	k_geometry_expand(w, &g);
+	/* Many outputs of one input channel make a good GEMM again: measured
+	 * with 3x3 and 5x5 filters, the direct loops are faster up to a depth
+	 * multiplier of 12 and slower from 16. */
+	if (kind == K_DIRECT_DEPTHWISE && g.out_per_group >= 16)
+		return K_DIRECT_NONE;
+	return kind;
+}
+
+static int
+threads_used(int slots, const st_exec_ctx *ctx)
+{
+	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	if (threads > slots)
+		threads = slots;
+	return threads < 1 ? 1 : threads;
+}
+
+size_t
+k_conv_direct_scratch_bytes(const k_window *w, int slots)
+{
+	size_t slot_floats = 0;
+	k_direct_kind kind = k_conv_direct_fits(w);
+	if (kind == K_DIRECT_FEW_CHANNELS) {
+		few_plan p;
+		few_plan_make(w, 1, &p);
+		slot_floats = p.slot_floats;
+	} else if (kind == K_DIRECT_DEPTHWISE) {
+		dw_args a;
+		dw_args_make(w, &a);
+		slot_floats = a.padded ? a.slot_floats : 0;
+	}
+	return slot_floats * sizeof(float) * (size_t)(slots < 1 ? 1 : slots);
+}
+
+bool
+k_conv_direct_with(k_isa isa, const k_window *w, const float *x, const float *weights, const float *bias,
+                   float *y, void *scratch, int slots, const st_exec_ctx *ctx)
+{
+	if (!k_cpu_isa_supported(isa) || variants[isa].dw_planes == NULL)
+		return false;
+	const direct_variant *v = &variants[isa];
+	k_direct_kind kind = k_conv_direct_fits(w);
+	if (kind == K_DIRECT_DEPTHWISE) {
+		dw_args a;
+		dw_args_make(w, &a);
+		a.x = x, a.weights = weights, a.bias = bias, a.y = y, a.scratch = scratch;
+		/* A plane is worth a thread from some 16 k multiply-adds. */
+		int64_t planes = a.g.batch * a.g.out_channels, work = a.g.out_size * a.g.kernel_size;
+		int64_t grain = work >= 16384 ? 1 : 16384 / (work + 1) + 1;
+		if (a.padded) {
+			int64_t threads = threads_used(slots, ctx), most = div_up(planes, grain);
+			a.chunks = threads < most ? threads : most;
+			k_parallel_for(ctx, a.chunks, 1, v->dw_chunks, &a);
+		} else {
+			k_parallel_for(ctx, planes, grain, v->dw_planes, &a);
+		}
+		return true;
+	}
+	if (kind == K_DIRECT_FEW_CHANNELS) {
+		int threads = threads_used(slots, ctx);
+		few_plan p;
+		few_plan_make(w, threads, &p);
+		few_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .y = y, .scratch = scratch };
+		a.chunks = p.tasks < threads ? p.tasks : threads;
+		k_parallel_for(ctx, a.chunks, 1, v->few_chunks, &a);
+		return true;
+	}
+	return false;
+}
+
+void
+k_conv_direct(const k_window *w, const float *x, const float *weights, const float *bias, float *y,
+              void *scratch, int slots, const st_exec_ctx *ctx)
+{
+	k_conv_direct_with(k_cpu_isa(), w, x, weights, bias, y, scratch, slots, ctx);
+}

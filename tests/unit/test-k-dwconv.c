@@ -1,0 +1,486 @@
+/* Unit tests: the direct convolution kernels of k-dwconv.c (depthwise and
+ * first layer) against k_conv_ref, in every instruction-set variant the
+ * processor runs, serially and split over threads; the rule k_conv chooses
+ * them by; and the plugin's STRATA_KERNELS=reference switch. */
+#include "config.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+
+#include "k-nn.h"
+
+/* ---- ways to run a kernel ---- */
+
+static int64_t
+pieces_of(const st_exec_ctx *ctx, int64_t n, int64_t grain)
+{
+	int64_t parts = ctx->n_threads;
+	if (grain < 1)
+		grain = 1;
+	if (parts > n / grain)
+		parts = n / grain;
+	return parts < 1 ? 1 : parts;
+}
+
+/* Cuts the range as a pool may and runs the pieces, last first, here. */
+static void
+pieces_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
+{
+	int64_t parts = pieces_of(ctx, n, grain);
+	for (int64_t p = parts - 1; p >= 0; p--)
+		fn(arg, p * n / parts, (p + 1) * n / parts);
+}
+
+typedef struct piece {
+	st_range_fn fn;
+	void *arg;
+	int64_t begin, end;
+} piece;
+
+static void *
+piece_main(void *arg)
+{
+	piece *p = arg;
+	p->fn(p->arg, p->begin, p->end);
+	return NULL;
+}
+
+/* Runs the pieces on threads of their own. */
+static void
+threads_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
+{
+	int64_t parts = pieces_of(ctx, n, grain);
+	piece pieces[8];
+	pthread_t threads[8];
+	cr_assert_leq(parts, 8);
+	for (int64_t p = 0; p < parts; p++) {
+		pieces[p] = (piece){ fn, arg, p * n / parts, (p + 1) * n / parts };
+		if (p > 0)
+			cr_assert_eq(pthread_create(&threads[p], NULL, piece_main, &pieces[p]), 0);
+	}
+	piece_main(&pieces[0]);
+	for (int64_t p = 1; p < parts; p++)
+		pthread_join(threads[p], NULL);
+}
+
+typedef struct run_mode {
+	const char *name;
+	st_exec_ctx ctx;
+	bool serial;
+	int slots;
+} run_mode;
+
+static const run_mode modes[] = {
+	{ "serial", { 0 }, true, 1 },
+	{ "3 pieces", { .n_threads = 3, .parallel_for = pieces_for }, false, 3 },
+	{ "2 pieces, 5 slots", { .n_threads = 2, .parallel_for = pieces_for }, false, 5 },
+	{ "4 threads", { .n_threads = 4, .parallel_for = threads_for }, false, 4 },
+};
+#define N_MODES (sizeof modes / sizeof modes[0])
+
+/* ---- data ---- */
+
+typedef struct rng {
+	uint64_t s;
+} rng;
+
+static uint64_t
+rng_next(rng *r)
+{
+	r->s ^= r->s << 13;
+	r->s ^= r->s >> 7;
+	r->s ^= r->s << 17;
+	return r->s;
+}
+
+static int64_t
+pick(rng *r, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+static float *
+random_floats(rng *r, int64_t n)
+{
+	float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+	cr_assert(v != NULL);
+	for (int64_t i = 0; i < n; i++)
+		v[i] = (float)((double)(rng_next(r) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+	return v;
+}
+
+/* NaN everywhere, so that an output the kernel leaves unwritten shows. */
+static float *
+nan_floats(int64_t n)
+{
+	float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+	cr_assert(v != NULL);
+	for (int64_t i = 0; i < n; i++)
+		v[i] = NAN;
+	return v;
+}
+
+/* Scratch followed by 64 guard bytes that must come back untouched. */
+static unsigned char *
+scratch_new(size_t bytes)
+{
+	unsigned char *s = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+	cr_assert(s != NULL);
+	memset(s, 0x5a, bytes);
+	memset(s + bytes, 0xa5, 64);
+	return s;
+}
+
+static void
+scratch_free(unsigned char *s, size_t bytes, const char *what)
+{
+	for (int i = 0; i < 64; i++)
+		cr_assert_eq(s[bytes + i], 0xa5, "%s wrote past its %zu bytes of scratch", what, bytes);
+	free(s);
+}
+
+static int64_t
+elements(const k_window *w, bool out)
+{
+	int64_t n = w->batch * (out ? w->out_channels : w->in_channels);
+	for (int i = 0; i < w->spatial; i++)
+		n *= out ? w->out[i] : w->in[i];
+	return n;
+}
+
+static void
+window_text(const k_window *w, bool bias, char *buf, size_t size)
+{
+	int used = snprintf(buf, size, "N%lld C%lld->%lld g%lld%s", (long long)w->batch, (long long)w->in_channels,
+	                    (long long)w->out_channels, (long long)w->groups, bias ? " bias" : "");
+	for (int i = 0; i < w->spatial && used > 0 && (size_t)used < size; i++)
+		used += snprintf(buf + used, size - (size_t)used, " [in %lld out %lld k %lld s %lld d %lld p %lld,%lld]",
+		                 (long long)w->in[i], (long long)w->out[i], (long long)w->kernel[i],
+		                 (long long)w->stride[i], (long long)w->dilation[i], (long long)w->pad_begin[i],
+		                 (long long)w->pad_end[i]);
+}
+
+/* Output sizes from the other fields (a convolution's rule). */
+static bool
+window_finish(k_window *w)
+{
+	for (int i = 0; i < w->spatial; i++) {
+		int64_t extent = (w->kernel[i] - 1) * w->dilation[i] + 1;
+		int64_t padded = w->in[i] + w->pad_begin[i] + w->pad_end[i];
+		if (padded < extent)
+			return false;
+		w->out[i] = (padded - extent) / w->stride[i] + 1;
+	}
+	return true;
+}
+
+static k_window
+window2d(int64_t n, int64_t c, int64_t oc, int64_t groups, int64_t h, int64_t wd, int64_t k, int64_t s,
+         int64_t pad)
+{
+	k_window w = { .spatial = 2, .batch = n, .in_channels = c, .out_channels = oc, .groups = groups };
+	for (int i = 0; i < 2; i++) {
+		w.in[i] = i ? wd : h;
+		w.kernel[i] = k;
+		w.stride[i] = s;
+		w.dilation[i] = 1;
+		w.pad_begin[i] = w.pad_end[i] = pad;
+	}
+	cr_assert(window_finish(&w));
+	return w;
+}
+
+/* ---- the check ---- */
+
+static int checked_variants;
+
+/*
+ * Runs a window through the direct kernel of every variant this processor
+ * has, every way, and compares each result with k_conv_ref (ARCHITECTURE.md's
+ * FP32 agreement); the result must not depend on the way, and k_conv must
+ * give the same when it takes the direct kernel.
+ */
+static void
+check_direct(rng *r, const k_window *w, bool with_bias, k_direct_kind kind)
+{
+	char text[512];
+	window_text(w, with_bias, text, sizeof text);
+	cr_assert_eq(k_conv_direct_fits(w), kind, "%s: fits %d, expected %d", text, k_conv_direct_fits(w), kind);
+	int64_t kernel = 1;
+	for (int i = 0; i < w->spatial; i++)
+		kernel *= w->kernel[i];
+	int64_t n_out = elements(w, true);
+	float *x = random_floats(r, elements(w, false));
+	float *filters = random_floats(r, w->out_channels * (w->in_channels / w->groups) * kernel);
+	float *bias = with_bias ? random_floats(r, w->out_channels) : NULL;
+	float *want = nan_floats(n_out), *first = nan_floats(n_out);
+	k_conv_ref(w, x, filters, bias, want);
+	bool have_first = false;
+	for (int isa = K_ISA_PORTABLE; isa < K_ISA_COUNT; isa++) {
+		if (!k_cpu_isa_supported((k_isa)isa))
+			continue;
+		checked_variants |= 1 << isa;
+		for (size_t m = 0; m < N_MODES; m++) {
+			size_t bytes = k_conv_direct_scratch_bytes(w, modes[m].slots);
+			unsigned char *scratch = scratch_new(bytes);
+			float *got = nan_floats(n_out);
+			bool ran = k_conv_direct_with((k_isa)isa, w, x, filters, bias, got, scratch, modes[m].slots,
+			                              modes[m].serial ? NULL : &modes[m].ctx);
+			char what[700];
+			snprintf(what, sizeof what, "%s, %s, %s", text, k_cpu_isa_name((k_isa)isa), modes[m].name);
+			cr_assert(ran, "%s: the direct kernel did not run", what);
+			scratch_free(scratch, bytes, what);
+			char why[256];
+			cr_assert(test_allclose(got, want, n_out, 1e-5, why, sizeof why), "%s: %s", what, why);
+			/* One variant computes the same whatever the threads. */
+			if (m == 0) {
+				memcpy(first, got, (size_t)n_out * sizeof *got);
+				have_first = true;
+			} else {
+				cr_assert(have_first && memcmp(first, got, (size_t)n_out * sizeof *got) == 0,
+				          "%s: differs from the serial run", what);
+			}
+			free(got);
+		}
+	}
+	if (k_conv_direct_chosen(w) != K_DIRECT_NONE) {
+		size_t bytes = k_conv_scratch_bytes(w, 2);
+		unsigned char *scratch = scratch_new(bytes);
+		float *got = nan_floats(n_out);
+		st_exec_ctx two = { .n_threads = 2, .parallel_for = threads_for };
+		k_conv(w, x, filters, bias, got, scratch, 2, &two);
+		scratch_free(scratch, bytes, text);
+		char why[256];
+		cr_assert(test_allclose(got, want, n_out, 1e-5, why, sizeof why), "%s, k_conv: %s", text, why);
+		free(got);
+	}
+	free(x);
+	free(filters);
+	free(bias);
+	free(want);
+	free(first);
+}
+
+/* ---- depthwise ---- */
+
+/* Widths around the vector lengths (4, 8, 16 floats) and the two-vector
+ * blocks, 3 x 3 at both strides and pads 0 to 2, and the other sizes. */
+Test(k_nn, direct_depthwise_shapes)
+{
+	rng r = { 7 };
+	static const int64_t widths[] = { 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 18, 31, 32, 33, 34, 47, 56, 57, 66, 113 };
+	for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+		int64_t wd = widths[i];
+		for (int64_t s = 1; s <= 2; s++) {
+			for (int64_t pad = 0; pad <= 2; pad++) {
+				if (wd + 2 * pad < 3)
+					continue;
+				k_window w = window2d(1, 3, 3, 3, 5 + wd % 3, wd, 3, s, pad);
+				check_direct(&r, &w, (wd + pad) % 2 == 0, K_DIRECT_DEPTHWISE);
+			}
+		}
+	}
+	k_window cases[] = {
+		window2d(2, 4, 8, 4, 11, 37, 3, 1, 1),   /* multiplier 2, batch 2 */
+		window2d(1, 5, 15, 5, 9, 21, 3, 2, 1),   /* multiplier 3 */
+		window2d(1, 2, 24, 2, 10, 35, 3, 1, 1),  /* multiplier 12: still k_conv's choice */
+		window2d(1, 6, 6, 6, 29, 40, 5, 1, 2),   /* EfficientNet's 5 x 5 */
+		window2d(1, 4, 4, 4, 30, 41, 5, 2, 2),
+		window2d(1, 3, 3, 3, 23, 71, 7, 1, 3),   /* ConvNeXt's 7 x 7 */
+		window2d(1, 3, 3, 3, 17, 35, 7, 2, 3),
+		window2d(1, 2, 2, 2, 6, 40, 3, 3, 1),    /* stride 3 */
+		window2d(1, 5, 5, 5, 1, 1, 1, 1, 0),     /* 1 x 1 image */
+		window2d(1, 5, 5, 5, 1, 1, 3, 1, 1),
+		window2d(3, 2, 2, 2, 2, 2, 3, 2, 2),
+		/* Planes too large to copy padded (dw_args): masked loads at the
+		 * row ends instead. */
+		window2d(1, 2, 2, 2, 40, 1700, 5, 1, 2),
+		window2d(1, 2, 4, 2, 36, 1900, 7, 2, 3),
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		check_direct(&r, &cases[i], i % 2 == 0, K_DIRECT_DEPTHWISE);
+	/* Dilation 2, and pads that differ at the two ends. */
+	k_window w = window2d(1, 3, 6, 3, 20, 45, 3, 1, 2);
+	w.dilation[0] = w.dilation[1] = 2;
+	w.pad_end[1] = 0;
+	cr_assert(window_finish(&w));
+	check_direct(&r, &w, true, K_DIRECT_DEPTHWISE);
+	w = window2d(1, 3, 3, 3, 20, 45, 3, 2, 1);
+	w.pad_begin[1] = 0;
+	w.pad_end[0] = 2;
+	cr_assert(window_finish(&w));
+	check_direct(&r, &w, false, K_DIRECT_DEPTHWISE);
+	/* 3-D with one depth that reads only padding: bias alone. */
+	k_window deep = { .spatial = 3, .batch = 1, .in_channels = 2, .out_channels = 2, .groups = 2 };
+	int64_t in[3] = { 1, 9, 30 }, kernel[3] = { 1, 5, 5 }, stride[3] = { 2, 1, 1 }, pad[3] = { 1, 2, 2 };
+	for (int i = 0; i < 3; i++) {
+		deep.in[i] = in[i], deep.kernel[i] = kernel[i], deep.stride[i] = stride[i], deep.dilation[i] = 1;
+		deep.pad_begin[i] = pad[i], deep.pad_end[i] = i ? pad[i] : 0;
+	}
+	cr_assert(window_finish(&deep));
+	check_direct(&r, &deep, true, K_DIRECT_DEPTHWISE);
+}
+
+/* Random depthwise windows of 1 to 3 spatial axes (one group of one
+ * channel is a first layer). */
+Test(k_nn, direct_depthwise_random)
+{
+	rng r = { 0x5851f42d4c957f2du };
+	for (int t = 0; t < 220; t++) {
+		k_window w = { .batch = pick(&r, 1, 3), .groups = pick(&r, 2, 5) };
+		int shape = (int)pick(&r, 0, 9);
+		w.spatial = shape == 0 ? 1 : shape == 1 ? 3 : 2;
+		w.in_channels = w.groups;
+		w.out_channels = w.groups * pick(&r, 1, 3);
+		do {
+			for (int i = 0; i < w.spatial; i++) {
+				int64_t most = w.spatial == 3 ? 7 : i + 1 == w.spatial ? 70 : 20;
+				w.in[i] = pick(&r, 1, most);
+				w.kernel[i] = pick(&r, 1, w.spatial == 3 ? 3 : 7);
+				w.stride[i] = pick(&r, 1, 3);
+				w.dilation[i] = pick(&r, 1, 2);
+				w.pad_begin[i] = pick(&r, 0, 2);
+				w.pad_end[i] = pick(&r, 0, 2);
+			}
+		} while (!window_finish(&w));
+		check_direct(&r, &w, t % 3 != 0, K_DIRECT_DEPTHWISE);
+	}
+}
+
+/* ---- a few input channels ---- */
+
+Test(k_nn, direct_few_channels_shapes)
+{
+	rng r = { 11 };
+	k_window cases[] = {
+		window2d(1, 3, 16, 1, 63, 65, 7, 2, 3),  /* a ResNet stem, smaller */
+		window2d(1, 3, 8, 1, 224, 224, 3, 2, 1), /* a MobileNet stem: several bands */
+		window2d(1, 3, 13, 1, 40, 37, 3, 1, 1),  /* 8 + 4 + 1 output channels */
+		window2d(1, 1, 32, 1, 28, 28, 3, 1, 1),  /* a grey image */
+		window2d(4, 1, 6, 1, 28, 28, 5, 1, 0),   /* LeNet, batch 4 */
+		window2d(2, 4, 9, 1, 17, 15, 5, 2, 2),
+		window2d(1, 2, 3, 1, 1, 1, 1, 1, 0),     /* 1 x 1 image */
+		window2d(1, 2, 5, 1, 3, 5, 3, 2, 2),
+		window2d(1, 3, 24, 1, 9, 100, 3, 1, 0),  /* long rows: two-vector blocks */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		check_direct(&r, &cases[i], i % 2 == 0, K_DIRECT_FEW_CHANNELS);
+	/* Stride 2 across and 1 down, dilation 2, uneven pads. */
+	k_window w = window2d(1, 3, 10, 1, 21, 33, 3, 1, 1);
+	w.stride[1] = 2;
+	w.dilation[0] = w.dilation[1] = 2;
+	w.pad_begin[1] = 3;
+	w.pad_end[0] = 0;
+	cr_assert(window_finish(&w));
+	check_direct(&r, &w, true, K_DIRECT_FEW_CHANNELS);
+}
+
+Test(k_nn, direct_few_channels_random)
+{
+	rng r = { 0x14057b7ef767814fu };
+	for (int t = 0; t < 160; t++) {
+		k_window w = { .batch = pick(&r, 1, 3), .groups = 1, .in_channels = pick(&r, 1, 4),
+		               .out_channels = pick(&r, 1, 20) };
+		w.spatial = pick(&r, 0, 5) == 0 ? 1 : 2;
+		do {
+			for (int i = 0; i < w.spatial; i++) {
+				w.in[i] = pick(&r, 1, i + 1 == w.spatial ? 80 : 30);
+				w.kernel[i] = pick(&r, 1, 7);
+				w.stride[i] = pick(&r, 1, 2);
+				w.dilation[i] = pick(&r, 1, 2);
+				w.pad_begin[i] = pick(&r, 0, 3);
+				w.pad_end[i] = pick(&r, 0, 3);
+			}
+		} while (!window_finish(&w));
+		check_direct(&r, &w, t % 3 != 0, K_DIRECT_FEW_CHANNELS);
+	}
+	/* Every variant this processor has was checked, the portable one at least. */
+	cr_assert(checked_variants & (1 << K_ISA_PORTABLE));
+	for (int isa = K_ISA_PORTABLE; isa < K_ISA_COUNT; isa++) {
+		if (k_cpu_isa_supported((k_isa)isa))
+			cr_assert(checked_variants & (1 << isa), "variant %s not checked", k_cpu_isa_name((k_isa)isa));
+	}
+}
+
+/* ---- the rule ---- */
+
+Test(k_nn, direct_rule)
+{
+	k_window dw = window2d(1, 144, 144, 144, 56, 56, 3, 1, 1);
+	cr_assert_eq(k_conv_direct_chosen(&dw), K_DIRECT_DEPTHWISE);
+	k_window eight = window2d(1, 4, 32, 4, 20, 20, 3, 1, 1); /* 8 outputs per input channel */
+	cr_assert_eq(k_conv_direct_chosen(&eight), K_DIRECT_DEPTHWISE);
+	k_window wide = window2d(1, 4, 64, 4, 20, 20, 3, 1, 1); /* 16 outputs per input channel */
+	cr_assert_eq(k_conv_direct_fits(&wide), K_DIRECT_DEPTHWISE);
+	cr_assert_eq(k_conv_direct_chosen(&wide), K_DIRECT_NONE);
+	k_window stem = window2d(1, 3, 64, 1, 224, 224, 7, 2, 3);
+	cr_assert_eq(k_conv_direct_chosen(&stem), K_DIRECT_FEW_CHANNELS);
+	k_window grey = window2d(1, 1, 32, 1, 28, 28, 3, 1, 1);
+	cr_assert_eq(k_conv_direct_chosen(&grey), K_DIRECT_FEW_CHANNELS);
+	k_window dense = window2d(1, 64, 64, 1, 56, 56, 3, 1, 1);
+	cr_assert_eq(k_conv_direct_fits(&dense), K_DIRECT_NONE);
+	cr_assert_eq(k_conv_direct_chosen(&dense), K_DIRECT_NONE);
+	k_window five = window2d(1, 5, 64, 1, 56, 56, 3, 1, 1);
+	cr_assert_eq(k_conv_direct_fits(&five), K_DIRECT_NONE);
+	k_window stride3 = window2d(1, 3, 16, 1, 30, 30, 3, 3, 1);
+	cr_assert_eq(k_conv_direct_fits(&stride3), K_DIRECT_NONE);
+	/* One depth, but padded in front: not a 2-D first layer. */
+	k_window deep = { .spatial = 3, .batch = 1, .in_channels = 3, .out_channels = 8, .groups = 1,
+	                  .in = { 1, 8, 8 }, .out = { 1, 8, 8 }, .kernel = { 1, 3, 3 }, .stride = { 2, 1, 1 },
+	                  .dilation = { 1, 1, 1 }, .pad_begin = { 1, 1, 1 }, .pad_end = { 0, 1, 1 } };
+	cr_assert_eq(k_conv_direct_fits(&deep), K_DIRECT_NONE);
+	cr_assert_eq(k_conv_direct_scratch_bytes(&dw, 4), 0);
+	cr_assert_gt(k_conv_direct_scratch_bytes(&stem, 2), 0);
+	cr_assert_eq(k_conv_direct_with(K_ISA_PORTABLE, &dense, NULL, NULL, NULL, NULL, NULL, 1, NULL), false);
+}
+
+/* ---- the plugin ---- */
+
+/* A depthwise layer through the std plugin: STRATA_KERNELS=reference gives
+ * k_conv_ref's result to the bit, the fast path one within the tolerance. */
+Test(k_nn, direct_layer_reference_switch)
+{
+	rng r = { 5 };
+	int64_t c = 6, h = 13, wd = 19;
+	st_tensor in = { .shape = { .dtype = ST_DTYPE_FLOAT32, .rank = 4, .dims = { 1, c, h, wd } },
+	                 .layout = ST_LAYOUT_NCHW };
+	in.data = random_floats(&r, c * h * wd);
+	float *filters = random_floats(&r, c * 9), *bias = random_floats(&r, c);
+	st_tensor weights[2] = {
+		{ .shape = { .dtype = ST_DTYPE_FLOAT32, .rank = 4, .dims = { c, 1, 3, 3 } }, .data = filters,
+		  .layout = ST_LAYOUT_NCHW },
+		{ .shape = { .dtype = ST_DTYPE_FLOAT32, .rank = 1, .dims = { c } }, .data = bias,
+		  .layout = ST_LAYOUT_NCHW },
+	};
+	k_window w = window2d(1, c, c, c, h, wd, 3, 1, 1);
+	int64_t n = elements(&w, true);
+	float *want = nan_floats(n);
+	k_conv_ref(&w, in.data, filters, bias, want);
+	for (int reference = 0; reference < 2; reference++) {
+		if (reference)
+			setenv("STRATA_KERNELS", "reference", 1);
+		test_layer res;
+		int rc = test_layer_run("convolution", "num_output=6 kernel=3 pads=1 groups=6 bias=true", 1, &in, 2,
+		                        weights, &res);
+		unsetenv("STRATA_KERNELS");
+		cr_assert_eq(rc, 0, "%s", res.messages);
+		cr_assert_eq(st_shape_elements(&res.outputs[0].shape), n);
+		if (reference) {
+			cr_assert(memcmp(res.outputs[0].data, want, (size_t)n * sizeof *want) == 0,
+			          "STRATA_KERNELS=reference did not run k_conv_ref");
+		} else {
+			char why[256];
+			cr_assert(test_allclose(res.outputs[0].data, want, n, 1e-5, why, sizeof why), "%s", why);
+		}
+		test_layer_free(&res);
+	}
+	free(in.data);
+	free(filters);
+	free(bias);
+	free(want);
+}
