@@ -303,7 +303,12 @@ class Bench:
         else:
             cmd = [self.ort_python, os.path.join(HERE, "peer.py"), "ort", st["onnx"], st["input"]]
         cmd += [str(threads), str(self.args.runs), str(self.args.warmup), out_path]
-        r, why, _ = run_json(cmd)
+        # torch.set_num_threads bounds its OpenMP pool but not the BLAS
+        # pool some convolutions go through (a 1x1 convolution ran on both
+        # cores with set_num_threads(1)); the variables bound every pool.
+        env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
+                   OPENBLAS_NUM_THREADS=str(threads))
+        r, why, _ = run_json(cmd, env)
         if r is None:
             return {"why": "%s failed: %s" % (which, why)}
         r["output"] = out_path
