@@ -5,14 +5,7 @@
 # frames as inputs, and the refusals.
 . "$top_srcdir/tests/cli/lib.sh"
 
-if ! /usr/bin/python3 -c 'import numpy, PIL' 2>/dev/null; then
-	if [ "${STRATA_REQUIRE_REFERENCES:-0}" = 1 ]; then
-		echo "FAIL: /usr/bin/python3 lacks numpy or PIL (./bootstrap installs python3-numpy and python3-pil)"
-		exit 1
-	fi
-	echo "SKIP: /usr/bin/python3 lacks numpy or PIL (Debian packages python3-numpy, python3-pil)"
-	exit 77
-fi
+need_python /usr/bin/python3 numpy PIL
 
 # A model that passes a 4x3x5 input through: channel c holds 15c .. 15c+14.
 cat >"$tmp/pass.strata.json" <<'JSON'

@@ -55,6 +55,33 @@ same() {
 	fi
 }
 
+# no_reference WHY: a reference this test needs is missing (WHY says which
+# and how to get it). The test is skipped, or fails when
+# STRATA_REQUIRE_REFERENCES=1: CI, where ./bootstrap installed every one.
+no_reference() {
+	if [ "${STRATA_REQUIRE_REFERENCES:-0}" = 1 ]; then
+		echo "FAIL: $1, and STRATA_REQUIRE_REFERENCES=1"
+		exit 1
+	fi
+	echo "SKIP: $1"
+	exit 77
+}
+
+# need_python PYTHON MODULE...: PYTHON exists and imports every MODULE, or
+# no_reference says which is missing.
+need_python() {
+	_py=$1
+	shift
+	[ -x "$_py" ] || no_reference "$_py is missing (./bootstrap makes it)"
+	_modules=$(echo "$*" | sed 's/ /, /g')
+	"$_py" -c "import $_modules" 2>/dev/null ||
+		no_reference "$_py cannot import $_modules (./bootstrap installs them)"
+}
+
+# ./bootstrap's venv (onnxruntime, a newer onnx, ddesignerapi), or the one
+# STRATA_VENV_PYTHON names (CI's builds from the tarball).
+venv_python="${STRATA_VENV_PYTHON:-$top_srcdir/venv/bin/python}"
+
 finish() {
 	echo "$((checks - fails)) of $checks checks passed"
 	[ "$fails" -eq 0 ]

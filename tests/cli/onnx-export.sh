@@ -10,22 +10,9 @@
 . "$top_srcdir/tests/cli/lib.sh"
 
 # The venv beside the sources, or the one CI names for builds elsewhere.
-py="${STRATA_VENV_PYTHON:-$top_srcdir/venv/bin/python}"
+py=$venv_python
 check="$top_srcdir/tests/tools/onnx-export-check.py"
-why=""
-if [ ! -x "$py" ]; then
-	why="$py is missing (./bootstrap makes it)"
-elif ! "$py" -c 'import onnx, onnxruntime, numpy' 2>/dev/null; then
-	why="$py cannot import onnx, onnxruntime and numpy (./bootstrap installs them)"
-fi
-if [ -n "$why" ]; then
-	if [ "${STRATA_REQUIRE_REFERENCES:-0}" = 1 ]; then
-		echo "FAIL: $why, and STRATA_REQUIRE_REFERENCES=1"
-		exit 1
-	fi
-	echo "SKIP: $why"
-	exit 77
-fi
+need_python "$py" onnx onnxruntime numpy
 
 # roundtrip MODEL TAG TOLERANCE [EXPORT OPTIONS...]: export, run both, compare.
 roundtrip() {

@@ -10,14 +10,7 @@
 
 py=/usr/bin/python3
 check="$top_srcdir/tests/tools/onnx-roundtrip-check.py"
-if ! "$py" -c 'import numpy, onnx' 2>/dev/null; then
-	if [ "${STRATA_REQUIRE_REFERENCES:-0}" = 1 ]; then
-		echo "FAIL: $py cannot import numpy and onnx; ./bootstrap installs python3-numpy and python3-onnx"
-		exit 1
-	fi
-	echo "SKIP: $py cannot import numpy and onnx (./bootstrap installs them)"
-	exit 77
-fi
+need_python "$py" numpy onnx
 
 cd "$tmp" || exit 1
 # roundtrip NAME MODEL OPSET [WEIGHTS]: export, import, compare.

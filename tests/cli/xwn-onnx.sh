@@ -12,23 +12,10 @@
 # STRATA_VENV_PYTHON names another venv's python (CI's tarball builds).
 . "$top_srcdir/tests/cli/lib.sh"
 
-py="${STRATA_VENV_PYTHON:-$top_srcdir/venv/bin/python}"
+py=$venv_python
 check="$top_srcdir/tests/tools/onnx-export-check.py"
 same_outputs="$top_srcdir/tests/tools/onnx-roundtrip-check.py"
-why=""
-if [ ! -x "$py" ]; then
-	why="$py is missing (./bootstrap makes it)"
-elif ! "$py" -c 'import onnx, onnxruntime, numpy' 2>/dev/null; then
-	why="$py cannot import onnx, onnxruntime and numpy (./bootstrap installs them)"
-fi
-if [ -n "$why" ]; then
-	if [ "${STRATA_REQUIRE_REFERENCES:-0}" = 1 ]; then
-		echo "FAIL: $why, and STRATA_REQUIRE_REFERENCES=1"
-		exit 1
-	fi
-	echo "SKIP: $why"
-	exit 77
-fi
+need_python "$py" onnx onnxruntime numpy
 
 model="$top_srcdir/tests/data/xwn-onnx.strata.json"
 weights="--random-weights --seed 7"

@@ -13,22 +13,11 @@
 # lib.sh's expect needs -e off; this script does not use it.
 set -eu
 
-py="${STRATA_VENV_PYTHON:-$top_srcdir/venv/bin/python}"
+py=$venv_python
 helper="$top_srcdir/tests/tools/xwn-parity.py"
-why=""
-if [ ! -x "$py" ]; then
-	why="$py is missing (./bootstrap makes it)"
-elif ! reason=$("$py" "$helper" probe 2>&1); then
-	why="$py cannot import the reference ($reason); ./bootstrap installs ddesignerapi==0.0.6.3 into the venv"
-fi
-if [ -n "$why" ]; then
-	if [ "${STRATA_REQUIRE_REFERENCES:-0}" = 1 ]; then
-		echo "FAIL: $why, and STRATA_REQUIRE_REFERENCES=1"
-		exit 1
-	fi
-	echo "SKIP: $why"
-	exit 77
-fi
+[ -x "$py" ] || no_reference "$py is missing (./bootstrap makes it)"
+reason=$("$py" "$helper" probe 2>&1) ||
+	no_reference "$py cannot import the reference ($reason); ./bootstrap installs ddesignerapi==0.0.6.3 into the venv"
 
 mkdir -p "$tmp/cases"
 checks=$((checks + 1))

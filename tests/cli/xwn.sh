@@ -5,14 +5,7 @@
 # running the model with XWN off to the same outputs, and the refusals.
 . "$top_srcdir/tests/cli/lib.sh"
 
-if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
-	if [ "${STRATA_REQUIRE_REFERENCES:-0}" = 1 ]; then
-		echo "FAIL: /usr/bin/python3 lacks numpy (./bootstrap installs python3-numpy)"
-		exit 1
-	fi
-	echo "SKIP: /usr/bin/python3 lacks numpy (Debian package python3-numpy)"
-	exit 77
-fi
+need_python /usr/bin/python3 numpy
 check="/usr/bin/python3 $top_srcdir/tests/tools/xwn-check.py"
 vectors="$top_srcdir/tests/data/xwn/xwn_vectors.json"
 
