@@ -170,7 +170,7 @@ plan_fuse(st_plan *p)
 			int producer = is_plain_add(add) && op->layer != NULL ? plan_slot_of(p, op->layer) : -1;
 			/* The other operand must be ready when the convolution runs,
 			 * and no broadcasting: the epilogue adds element by element. */
-			if (producer >= 0 && producer < s && add->n_outputs == 1 &&
+			if (producer >= 0 && producer < s && add->fused_into < 0 && add->n_outputs == 1 &&
 			    st_shape_equal(&p->slots[producer].outputs[op->output], &add->outputs[0]) &&
 			    st_shape_equal(&add->outputs[0], &p->slots[tail].outputs[0])) {
 				conv->fuse_add = a;
