@@ -38,6 +38,25 @@ typedef struct layer_slot {
 	st_value *params;
 	bool prepared_once;
 	int out_tensor[ST_MAX_OUTPUTS];      /* natural tensor of each output, this plan */
+	/* Fusion (engine-fuse.c), decided again at every plan_build. A fused
+	 * layer runs no step: the step of slot fused_into computes it, and its
+	 * output is that step's output. On a convolution that absorbs others:
+	 * fuse_bn is the batch normalisation folded into its weights, fuse_add
+	 * the elementwise add applied to its output (input terminal
+	 * fuse_add_other brings the other operand) and fuse_act the slot whose
+	 * attached activation its step applies last; each -1 when absent. */
+	int fused_into;
+	int fuse_bn, fuse_add, fuse_add_other, fuse_act;
+	/* The folded weights (filter scaled per output channel, bias adjusted):
+	 * the plan's own copies, never the user's files; fold_weights point at
+	 * them and fold_params is the layer's parameters with its bias on.
+	 * Folded from binding fold_generation of batch norm slot fold_from. */
+	float *fold_filter, *fold_bias;
+	int64_t fold_filter_count, fold_channels;
+	uint64_t fold_generation;
+	int fold_from;
+	st_tensor fold_weights[2];
+	st_value *fold_params;
 } layer_slot;
 
 typedef struct plan_step {
@@ -52,6 +71,10 @@ typedef struct plan_step {
 	st_tensor *out_view;
 	st_exec_layer L;
 	st_exec_report report;
+	/* Fusion: the slot whose attached activation follows the run (NULL for
+	 * none) and the tensor added to output 0 before it (-1 for none). */
+	const layer_slot *act_slot;
+	int epi_other;
 	/* ST_STEP_CONVERT */
 	int src, dst;
 	char what[48];
@@ -101,6 +124,24 @@ struct st_plan {
 	st_counters *counters;
 	double *step_counters;
 };
+
+/* engine-fuse.c */
+/* Decides which layers fuse into the convolution before them (nothing
+ * when fusion is off); fills the slots' fuse_* and fused_into. */
+void plan_fuse(st_plan *p);
+/* Whether fusion is on for this plan: st_plan_options.no_fusion off, not
+ * STRATA_FUSE=0, and layer outputs not kept for inspection. */
+bool plan_fusion_enabled(const st_plan *p);
+/* Folds each fused batch norm into its convolution's own weight copies
+ * when the binding or the pairing changed; weights must be bound. */
+void plan_fold_weights(st_plan *p);
+/* Frees a slot's folded weights and parameters. */
+void plan_fold_free(layer_slot *slot);
+/* Runs the epilogue of step s after its implementation: the fused add,
+ * then the activation (its own or a fused layer's). */
+void plan_epilogue(st_plan *p, plan_step *s);
+/* Slot index of layer l in p, or -1. */
+int plan_slot_of(const st_plan *p, const st_layer *l);
 
 /* engine-profile.c */
 void plan_profile_reserve(st_plan *p);

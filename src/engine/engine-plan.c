@@ -169,6 +169,7 @@ add_step(st_plan *p, st_step_kind kind, layer_slot *slot)
 	s->kind = kind;
 	s->slot = slot;
 	s->src = s->dst = -1;
+	s->epi_other = -1;
 	return s;
 }
 
@@ -432,12 +433,18 @@ int
 plan_build(st_plan *p, st_diag *d)
 {
 	plan_clear_steps(p);
+	plan_fuse(p);
 	for (int s = 0; s < p->n_slots; s++) {
 		layer_slot *slot = &p->slots[s];
 		const st_layer *l = slot->layer;
 		unsigned flags = l->type->desc->flags;
 		if (flags & ST_LAYER_GRAPH_OUTPUT)
 			continue;
+		if (slot->fused_into >= 0) {
+			/* Computed by an earlier step, in place in its output. */
+			slot->out_tensor[0] = p->slots[slot->fused_into].out_tensor[0];
+			continue;
+		}
 		if (flags & ST_LAYER_GRAPH_INPUT) {
 			/* Inputs arrive in the plan's format and stay for the whole run. */
 			st_shape shape = slot->outputs[0];
@@ -476,7 +483,15 @@ plan_build(st_plan *p, st_diag *d)
 			}
 			in[k] = converted(p, src, want, layout, slot);
 		}
+		/* A fused add's other operand, in the form the output has. */
+		int epi_other = -1;
+		if (slot->fuse_add >= 0) {
+			st_port port = p->slots[slot->fuse_add].layer->inputs[slot->fuse_add_other];
+			int src = p->slots[slot_of(p, port.layer)].out_tensor[port.output];
+			epi_other = converted(p, src, ST_DTYPE_FLOAT32, layout, slot);
+		}
 		plan_step *st = add_step(p, ST_STEP_LAYER, slot);
+		st->epi_other = epi_other;
 		st->format = format_of(fdtype, layout);
 		st->n_in = n_in;
 		st->in = in;
@@ -514,6 +529,21 @@ plan_build(st_plan *p, st_diag *d)
 		L->act = l->act.type ? l->act.type->desc : NULL;
 		L->act_params = l->act.type ? l->act.coef.values : NULL;
 		L->state = slot->state;
+		st->act_slot = slot->act_impl ? slot : NULL;
+		if (slot->fuse_bn >= 0) {
+			L->params = slot->fold_params;
+			L->n_weights = 2;
+			L->weights = slot->fold_weights;
+		}
+		if (slot->fuse_act >= 0) {
+			const layer_slot *as = &p->slots[slot->fuse_act];
+			st->act_slot = as;
+			L->act = as->layer->act.type->desc;
+			L->act_params = as->layer->act.coef.values;
+		}
+		/* The add comes before the activation: the engine applies both. */
+		if (slot->fuse_add >= 0)
+			L->act = NULL, L->act_params = NULL;
 	}
 	/* Lifetimes, now that every step has its place. */
 	for (int i = 0; i < p->n_steps; i++) {
@@ -525,6 +555,8 @@ plan_build(st_plan *p, st_diag *d)
 			}
 			for (int k = 0; k < s->n_out; k++)
 				touch(&p->tensors[s->out[k]], i);
+			if (s->epi_other >= 0)
+				touch(&p->tensors[s->epi_other], i);
 			/* report lives in the step, which may have moved while building */
 			s->L.host_private = &s->report;
 		} else if (s->kind == ST_STEP_CONVERT) {
@@ -563,6 +595,7 @@ plan_build(st_plan *p, st_diag *d)
 int
 plan_prepare(st_plan *p, st_diag *d)
 {
+	plan_fold_weights(p);
 	if (prepare_all(p, d) != 0)
 		return -1;
 	place_scratch(p);
@@ -614,6 +647,7 @@ st_plan_compile(const st_graph *g, const st_plan_options *opt, st_diag *d)
 		const st_layer *l = order[i];
 		layer_slot *slot = &p->slots[i];
 		slot->layer = l;
+		slot->fold_from = -1;
 		int n_params = l->type->desc->n_params;
 		slot->params = st_xcalloc((size_t)(n_params ? n_params : 1), sizeof *slot->params);
 		for (int k = 0; k < n_params; k++)
@@ -686,6 +720,7 @@ st_plan_free(st_plan *p)
 			free(slot->weight_random[w]);
 		}
 		st_npy_free(&slot->slope_file);
+		plan_fold_free(slot);
 	}
 	plan_clear_steps(p);
 	free(p->slots);
@@ -773,8 +808,12 @@ st_plan_describe(const st_plan *p, st_buf *out)
 		case ST_STEP_LAYER:
 			st_buf_printf(out, "  %3d  %-24s %s, %s", i, name, s->slot->layer->type->desc->name,
 			              st_tensor_format_name(s->format));
-			if (s->slot->act_impl)
-				st_buf_printf(out, " + %s", s->slot->layer->act.type->desc->name);
+			if (s->slot->fuse_bn >= 0)
+				st_buf_printf(out, " + %s folded", p->slots[s->slot->fuse_bn].layer->name);
+			if (s->slot->fuse_add >= 0)
+				st_buf_printf(out, " + %s", p->slots[s->slot->fuse_add].layer->name);
+			if (s->act_slot)
+				st_buf_printf(out, " + %s", s->act_slot->layer->act.type->desc->name);
 			if (s->L.scratch_bytes)
 				st_buf_printf(out, ", scratch %zu B", s->L.scratch_bytes);
 			st_buf_putc(out, '\n');

@@ -250,6 +250,12 @@ st_plan_profile(st_plan *p, int iterations, st_report *r, st_diag *d)
 			row->type = st_xstrdup(l->type->desc->name);
 			row->output = shape_text(&p->tensors[s->out[0]].t.shape);
 			row->flops = l->flops;
+			/* Layers fused into this step are computed in its time. */
+			int mine = (int)(s->slot - p->slots);
+			for (int k = 0; k < p->n_slots; k++) {
+				if (p->slots[k].fused_into == mine)
+					row->flops += p->slots[k].layer->flops;
+			}
 		}
 		row->distance = dist[l->index];
 		/* The first iterations in run order for sparklines, before the

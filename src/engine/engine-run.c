@@ -338,52 +338,6 @@ st_plan_layer_weight(const st_plan *p, const st_layer *l, const char *name, st_s
 
 /* ---- running ---- */
 
-/* Applies an attached activation to a step's first output (float32). */
-typedef struct activation_job {
-	const st_activation_impl *impl;
-	const st_value *coef;
-	float *x;
-	int64_t per_channel; /* elements per (sample, channel) run in NCHW */
-	int64_t channels;
-	const float *slope;
-} activation_job;
-
-static void
-activation_range(void *arg, int64_t begin, int64_t end)
-{
-	activation_job *j = arg;
-	if (j->slope == NULL) {
-		j->impl->apply(j->coef, j->x + begin, end - begin, NULL, 0);
-		return;
-	}
-	/* Channel runs: [begin, end) counts runs of one channel of one sample. */
-	for (int64_t r = begin; r < end; r++)
-		j->impl->apply(j->coef, j->x + r * j->per_channel, j->per_channel, &j->slope[r % j->channels], 0);
-}
-
-static void
-apply_activation(st_plan *p, plan_step *s)
-{
-	layer_slot *slot = s->slot;
-	st_tensor *out = &s->out_view[0];
-	int64_t n = st_shape_elements(&out->shape);
-	activation_job j = { .impl = slot->act_impl, .coef = s->L.act_params, .x = out->data };
-	if (slot->slope != NULL && out->shape.rank >= 2) {
-		j.channels = out->shape.dims[1];
-		j.per_channel = n / (out->shape.dims[0] * j.channels);
-		j.slope = slot->slope;
-		if (out->layout == ST_LAYOUT_NHWC && out->shape.rank >= 3) {
-			/* Channels last: each pixel is one run over all channels. */
-			for (int64_t px = 0; px < n / j.channels; px++)
-				j.impl->apply(j.coef, j.x + px * j.channels, j.channels, j.slope, 1);
-			return;
-		}
-		p->ctx.parallel_for(&p->ctx, n / j.per_channel, 1, activation_range, &j);
-		return;
-	}
-	p->ctx.parallel_for(&p->ctx, n, 16384, activation_range, &j);
-}
-
 static void
 reset_triggers(st_plan *p)
 {
@@ -450,8 +404,7 @@ run_steps(st_plan *p, st_diag *d)
 				            s->report.failed ? s->report.text : "its implementation failed");
 				return -1;
 			}
-			if (s->slot->act_impl != NULL && !(s->slot->impl->flags & ST_IMPL_FUSES_ACTIVATION))
-				apply_activation(p, s);
+			plan_epilogue(p, s);
 			break;
 		}
 		if (p->profiling)

@@ -22,6 +22,10 @@ typedef struct st_plan_options {
 	/* Every layer's outputs stay readable after a run (st_plan_get_layer_output),
 	 * at the cost of no memory reuse between them: for inspecting layers. */
 	bool keep_outputs;
+	/* No fusion: every layer runs its own step (batch norms are not folded
+	 * into convolutions, adds and activations not applied right after
+	 * them). STRATA_FUSE=0 in the environment does the same. */
+	bool no_fusion;
 } st_plan_options;
 
 /* What a plan step is. */

@@ -1,0 +1,343 @@
+/* Unit tests: fusion inside the CPU plan (engine-fuse.c). Every fused plan
+ * is checked against the same model compiled without fusion, which runs
+ * each layer's own step, within ARCHITECTURE.md's bounds. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "st-engine.h"
+#include "st-report.h"
+
+/* A checked graph of std layers built by an edit script. */
+static st_session *
+model(const char *script)
+{
+	st_session *s = st_session_new(st_graph_new(test_registry()), NULL);
+	st_diag d;
+	st_diag_init(&d);
+	int rc = st_session_run_script(s, script, "test", &d);
+	cr_assert_eq(rc, 0, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	st_graph_check(st_session_graph(s));
+	cr_assert_eq(st_session_graph(s)->errors, 0);
+	return s;
+}
+
+static st_plan *
+compile(st_session *s, int format, int threads, bool fuse)
+{
+	st_plan_options opt = { .format = format, .threads = threads, .no_fusion = !fuse };
+	st_diag d;
+	st_diag_init(&d);
+	st_plan *p = st_plan_compile(st_session_graph(s), &opt, &d);
+	cr_assert_not_null(p, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	return p;
+}
+
+static void
+bind_random(st_plan *p, uint64_t seed)
+{
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_bind_random_weights(p, seed, &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+}
+
+/* Feeds seeded random data of this shape to input 0. */
+static void
+feed(st_plan *p, const st_shape *shape, uint64_t seed)
+{
+	st_tensor t;
+	st_tensor_random(shape, seed, &t);
+	/* Centre it so that activations see both signs. */
+	float *x = t.data;
+	for (int64_t i = 0; i < st_shape_elements(shape); i++)
+		x[i] = 2 * x[i] - 1;
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_set_input(p, 0, &t, &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	free(t.data);
+}
+
+/* Runs p and returns output `which` as float32 NCHW; caller frees. */
+static float *
+run_output(st_plan *p, int which, int64_t *n)
+{
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_run(p, &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	*n = st_shape_elements(st_plan_output_shape(p, which));
+	float *y = malloc(sizeof *y * (size_t)(*n ? *n : 1));
+	st_plan_get_output(p, which, y);
+	return y;
+}
+
+/* |a - b| <= rtol * (max|b| + |b|) element by element. */
+static void
+assert_agree(const float *a, const float *b, int64_t n, double rtol, const char *what)
+{
+	double max = 0;
+	for (int64_t i = 0; i < n; i++)
+		max = fmax(max, fabs((double)b[i]));
+	cr_assert_gt(max, 0, "%s: the reference is all zeros, which proves nothing", what);
+	for (int64_t i = 0; i < n; i++) {
+		double diff = fabs((double)a[i] - (double)b[i]);
+		cr_assert_leq(diff, rtol * (max + fabs((double)b[i])), "%s: element %ld: %.9g vs %.9g", what,
+		              (long)i, a[i], b[i]);
+	}
+}
+
+/* The plan's listing; caller frees. */
+static char *
+describe(const st_plan *p)
+{
+	st_buf b;
+	st_buf_init(&b);
+	st_plan_describe(p, &b);
+	return st_buf_take(&b);
+}
+
+/* Whether a step of p runs layer `name` itself. */
+static bool
+has_step(const st_plan *p, const st_graph *g, const char *name)
+{
+	const st_layer *l = st_graph_find(g, name);
+	for (int i = 0; i < st_plan_step_count(p); i++) {
+		st_step_info info;
+		st_plan_step(p, i, &info);
+		if (info.kind == ST_STEP_LAYER && info.layer == l)
+			return true;
+	}
+	return false;
+}
+
+/* A residual block: conv, bn + relu, conv with bias, bn, add of the
+ * block's input + relu; then a conv with a standalone activation (an
+ * identity layer carrying a sigmoid). */
+static const char *const block =
+	"add input data; set data dims 8x9x11;"
+	"add convolution a; set a num_output 8; set a kernel 3x3; set a padding same; set a bias false;"
+	"connect data a;"
+	"add batch_normalization a_bn; activation a_bn relu; connect a a_bn;"
+	"add convolution b; set b num_output 8; set b kernel 3x3; set b padding same; connect a_bn b;"
+	"add batch_normalization b_bn; connect b b_bn;"
+	"add elementwise sum; set sum operation add; activation sum relu; connect b_bn sum; connect data sum;"
+	"add convolution c; set c num_output 5; set c kernel 1x1; connect sum c;"
+	"add identity act; activation act sigmoid; connect c act;"
+	"add output out; connect act out";
+
+/* Compiles script with and without fusion, runs both on the same weights
+ * and input, and checks that they agree; returns the fused plan's listing
+ * (caller frees). */
+static char *
+check_agreement(const char *script, int format, int threads, double rtol)
+{
+	st_session *s = model(script);
+	st_plan *fused = compile(s, format, threads, true), *plain = compile(s, format, threads, false);
+	cr_assert_lt(st_plan_step_count(fused), st_plan_step_count(plain), "something fused");
+	bind_random(fused, 11);
+	bind_random(plain, 11);
+	const st_shape *shape = st_plan_input_shape(plain, 0);
+	feed(fused, shape, 5);
+	feed(plain, shape, 5);
+	int64_t n, m;
+	float *y = run_output(fused, 0, &n), *want = run_output(plain, 0, &m);
+	cr_assert_eq(n, m);
+	assert_agree(y, want, n, rtol, "fused vs unfused");
+	free(y);
+	free(want);
+	char *text = describe(fused);
+	st_plan_free(fused);
+	st_plan_free(plain);
+	st_session_free(s);
+	return text;
+}
+
+Test(fusion, residual_block_agrees_with_unfused)
+{
+	for (int threads = 1; threads <= 2; threads++) {
+		char *text = check_agreement(block, ST_FORMAT_FP32_NCHW, threads, 1e-5);
+		cr_assert(strstr(text, "a_bn folded + relu") != NULL, "%s", text);
+		cr_assert(strstr(text, "b_bn folded + sum + relu") != NULL, "%s", text);
+		cr_assert(strstr(text, "c                        convolution, fp32-nchw + sigmoid") != NULL, "%s",
+		          text);
+		free(text);
+	}
+}
+
+Test(fusion, batch_norm_fold_is_exact_to_the_bound)
+{
+	/* With and without a bias of its own; odd sizes, a stride and groups. */
+	static const char *const scripts[] = {
+		"add input data; set data dims 6x7x13; add convolution c; set c num_output 9; set c kernel 3x3;"
+		"set c stride 2x2; set c bias false; connect data c;"
+		"add batch_normalization n; connect c n; add output out; connect n out",
+		"add input data; set data dims 6x7x5; add convolution c; set c num_output 4; set c kernel 1x3;"
+		"set c groups 2; set c padding same; connect data c;"
+		"add batch_normalization n; set n epsilon 0.001; activation n leaky_relu; connect c n;"
+		"add output out; connect n out",
+	};
+	for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+		char *text = check_agreement(scripts[i], ST_FORMAT_FP32_NCHW, 1, 1e-5);
+		cr_assert(strstr(text, "n folded") != NULL, "%s", text);
+		free(text);
+	}
+}
+
+Test(fusion, output_read_twice_is_not_fused)
+{
+	/* c feeds the batch norm and an output: folding would change what the
+	 * output sees. The add's operand b_bn also feeds a second output. */
+	st_session *s = model(
+		"add input data; set data dims 4x6x6;"
+		"add convolution c; set c num_output 4; set c kernel 3x3; set c padding same; connect data c;"
+		"add batch_normalization n; connect c n; add output raw; connect c raw;"
+		"add convolution b; set b num_output 4; set b kernel 3x3; set b padding same; connect n b;"
+		"add elementwise sum; set sum operation add; connect b sum; connect n sum;"
+		"add output out; connect sum out");
+	const st_graph *g = st_session_graph(s);
+	st_plan *fused = compile(s, ST_FORMAT_FP32_NCHW, 1, true), *plain = compile(s, ST_FORMAT_FP32_NCHW, 1, false);
+	cr_assert(has_step(fused, g, "n"), "c's output is read twice");
+	cr_assert(!has_step(fused, g, "sum"), "b's output is read once: the add fuses");
+	bind_random(fused, 3);
+	bind_random(plain, 3);
+	const st_shape *shape = st_plan_input_shape(plain, 0);
+	feed(fused, shape, 9);
+	feed(plain, shape, 9);
+	for (int o = 0; o < 2; o++) {
+		int64_t n, m;
+		float *y = run_output(fused, o, &n), *want = run_output(plain, o, &m);
+		cr_assert_eq(n, m);
+		assert_agree(y, want, n, 1e-5, st_plan_output_name(plain, o));
+		free(y);
+		free(want);
+	}
+	st_plan_free(fused);
+	st_plan_free(plain);
+	st_session_free(s);
+}
+
+Test(fusion, rebinding_weights_refolds)
+{
+	st_session *s = model(block);
+	const st_graph *g = st_session_graph(s);
+	st_plan *fused = compile(s, ST_FORMAT_FP32_NCHW, 1, true), *plain = compile(s, ST_FORMAT_FP32_NCHW, 1, false);
+	const st_shape *shape = st_plan_input_shape(plain, 0);
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		bind_random(fused, seed);
+		bind_random(plain, seed);
+		/* The user's weights stay as bound: the fold works on a copy. */
+		st_shape ws, wp;
+		const float *wf = st_plan_layer_weight(fused, st_graph_find(g, "a"), "weights", &ws);
+		const float *wu = st_plan_layer_weight(plain, st_graph_find(g, "a"), "weights", &wp);
+		cr_assert(wf != NULL && wu != NULL && st_shape_equal(&ws, &wp));
+		cr_assert_eq(memcmp(wf, wu, sizeof(float) * (size_t)st_shape_elements(&ws)), 0);
+		feed(fused, shape, seed);
+		feed(plain, shape, seed);
+		int64_t n, m;
+		float *y = run_output(fused, 0, &n), *want = run_output(plain, 0, &m);
+		assert_agree(y, want, n, 1e-5, "after a new binding");
+		free(y);
+		free(want);
+	}
+	/* A new input size re-plans; the folded weights carry over. */
+	st_shape big = test_shape("2x8x6x17");
+	feed(fused, &big, 4);
+	feed(plain, &big, 4);
+	int64_t n, m;
+	float *y = run_output(fused, 0, &n), *want = run_output(plain, 0, &m);
+	cr_assert_eq(n, m);
+	assert_agree(y, want, n, 1e-5, "after a new input size");
+	free(y);
+	free(want);
+	st_plan_free(fused);
+	st_plan_free(plain);
+	st_session_free(s);
+}
+
+Test(fusion, fp16_plans_still_work)
+{
+	char *text = check_agreement(block, ST_FORMAT_FP16_NCHW, 2, 1e-2);
+	cr_assert(strstr(text, "folded") != NULL, "%s", text);
+	free(text);
+	text = check_agreement(block, ST_FORMAT_FP16_NHWC, 1, 1e-2);
+	free(text);
+	text = check_agreement(block, ST_FORMAT_FP32_NHWC, 1, 1e-5);
+	free(text);
+}
+
+Test(fusion, environment_turns_it_off)
+{
+	st_session *s = model(block);
+	const st_graph *g = st_session_graph(s);
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1, true);
+	cr_assert(!has_step(p, g, "a_bn") && !has_step(p, g, "sum") && !has_step(p, g, "act"));
+	st_plan_free(p);
+	setenv("STRATA_FUSE", "0", 1);
+	p = compile(s, ST_FORMAT_FP32_NCHW, 1, true);
+	unsetenv("STRATA_FUSE");
+	cr_assert(has_step(p, g, "a_bn") && has_step(p, g, "sum") && has_step(p, g, "act"));
+	st_plan_free(p);
+	/* Kept outputs are every layer's own: no fusion either. */
+	st_plan_options opt = { .format = ST_FORMAT_FP32_NCHW, .threads = 1, .keep_outputs = true };
+	st_diag d;
+	st_diag_init(&d);
+	p = st_plan_compile(g, &opt, &d);
+	cr_assert_not_null(p);
+	cr_assert(has_step(p, g, "b_bn"));
+	st_plan_free(p);
+	st_diag_free(&d);
+	st_session_free(s);
+}
+
+Test(fusion, report_lists_fused_layers_as_skipped)
+{
+	st_session *s = model(block);
+	const st_graph *g = st_session_graph(s);
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1, true);
+	bind_random(p, 2);
+	feed(p, st_plan_input_shape(p, 0), 2);
+	st_report r;
+	memset(&r, 0, sizeof r);
+	st_diag d;
+	st_diag_init(&d);
+	setenv("STRATA_COUNTERS", "off", 1);
+	cr_assert_eq(st_plan_profile(p, 2, &r, &d), 0);
+	unsetenv("STRATA_COUNTERS");
+	static const char *const fused[] = { "a_bn", "b_bn", "sum", "act" };
+	for (size_t i = 0; i < sizeof fused / sizeof fused[0]; i++) {
+		bool found = false;
+		for (int k = 0; k < r.n_skipped; k++)
+			found = found || strcmp(r.skipped[k], fused[i]) == 0;
+		cr_assert(found, "%s is among the skipped layers", fused[i]);
+	}
+	/* The step that computes them counts their work. */
+	const st_report_layer *b = st_report_find_layer(&r, "b", "convolution");
+	cr_assert_not_null(b);
+	double want = st_graph_find(g, "b")->flops + st_graph_find(g, "b_bn")->flops + st_graph_find(g, "sum")->flops;
+	cr_assert_float_eq(b->flops, want, 1e-6 * want);
+	st_report_free(&r);
+	st_diag_free(&d);
+	st_plan_free(p);
+	st_session_free(s);
+}
+
+Test(fusion, add_operand_computed_later_is_not_fused_early)
+{
+	/* The projection p is added last, so it runs after b: b's epilogue
+	 * cannot read it; the add fuses into p instead, or runs alone. */
+	char *text = check_agreement(
+		"add input data; set data dims 4x7x7;"
+		"add convolution b; set b num_output 6; set b kernel 3x3; set b padding same; connect data b;"
+		"add elementwise sum; set sum operation add; activation sum relu; connect b sum;"
+		"add convolution p; set p num_output 6; set p kernel 1x1; connect data p; connect p sum;"
+		"add output out; connect sum out",
+		ST_FORMAT_FP32_NCHW, 1, 1e-5);
+	free(text);
+}
