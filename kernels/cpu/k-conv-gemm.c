@@ -311,7 +311,7 @@ conv_kernel(const k_geometry *g, k_isa isa)
  * run on the narrow tile; with the roles swapped the output channels are
  * the wide side, the positions the rows (7 x 7 fills a 7-row tile), and
  * the image, packed once per call, is the small operand: C^T (positions x
- * channels) = X^T . W^T, transposed into place at the end.
+ * channels) = X^T . W^T, each register tile transposed into place.
  */
 
 /* The most output positions a plane may have for the swapped path at all
@@ -388,7 +388,7 @@ swap_padded(const k_geometry *g)
 }
 
 /* Scratch of the swapped path, laid out as: packed filters (when not
- * pre-packed), the padded image (when padded), the packed image, C^T.
+ * pre-packed), the padded image (when padded), the packed image.
  * Sized for any kernel's tile. */
 static size_t
 swap_b_floats(const k_geometry *g)
@@ -411,8 +411,7 @@ swap_a_floats(const k_geometry *g)
 static size_t
 swap_scratch_bytes(const k_geometry *g, bool packed)
 {
-	size_t c = line_floats(g->out_size * g->out_per_group);
-	return ((packed ? 0 : swap_b_floats(g)) + swap_pad_floats(g) + swap_a_floats(g) + c) * sizeof(float);
+	return ((packed ? 0 : swap_b_floats(g)) + swap_pad_floats(g) + swap_a_floats(g)) * sizeof(float);
 }
 
 /* Channel after channel (step floats apart in d, plane apart in src), the
@@ -488,7 +487,7 @@ typedef struct swap_args {
 	const k_gemm_kernel *kr;
 	const float *x, *weights, *bias;
 	float *y;
-	float *a, *b, *ct;     /* packed image, packed filters, C^T */
+	float *a, *b;          /* packed image, packed filters */
 	float *padded;         /* the padded image, or NULL to read x as it is */
 	int64_t pitch, plane;  /* of the image the panels are packed from */
 	int64_t a_panels;      /* the image's panels, then (weights given) the filters' */
@@ -538,34 +537,63 @@ swap_pack_range(void *arg, int64_t t0, int64_t t1)
 	}
 }
 
-/* A chunk of the product, then its block of C^T transposed into the
- * output with the bias. */
+/*
+ * Rows [i0, i1) (positions; i0 a multiple of mr) and columns [j0, j1)
+ * (channels; j0 a multiple of nr) of the product, each register tile
+ * transposed into the output as it is finished with a depth block: the
+ * first block stores (with the bias), the later ones add. The loops are
+ * k_sgemm_block's: an A panel (kc x mr) stays in L1 while it sweeps the
+ * B panels of a block of nc columns (in L2).
+ */
+static void
+swap_block(const swap_args *s, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+	const k_geometry *g = s->g;
+	const k_gemm_kernel *kr = s->kr;
+	int64_t mr = kr->mr, nr = kr->nr, k = g->in_per_group * g->kernel_size, positions = g->out_size;
+	int64_t kc = div_up(k, div_up(k, kr->kc));
+	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
+	for (int64_t pc = 0; pc < k; pc += kc) {
+		bool first = pc == 0;
+		k_tile t = { .depth = min64(kc, k - pc), .c = buf, .ldc = nr };
+		for (int64_t jc = j0; jc < j1; jc += kr->nc) {
+			int64_t jend = min64(jc + kr->nc, j1);
+			for (int64_t i = i0; i < i1; i += mr) {
+				int rows = (int)min64(mr, i1 - i);
+				t.a = s->a + i / mr * k * mr + pc * mr;
+				for (int64_t j = jc; j < jend; j += nr) {
+					int cols = (int)min64(nr, jend - j);
+					t.b = s->b + j / nr * k * nr + pc * nr;
+					kr->tile(&t);
+					for (int q = 0; q < cols; q++) {
+						float *d = s->y + (j + q) * positions + i;
+						const float *src = buf + q;
+						if (first) {
+							float add = s->bias ? s->bias[j + q] : 0.0f;
+							for (int r = 0; r < rows; r++)
+								d[r] = src[r * nr] + add;
+						} else {
+							for (int r = 0; r < rows; r++)
+								d[r] += src[r * nr];
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 static void
 swap_gemm_range(void *arg, int64_t c0, int64_t c1)
 {
 	const swap_args *s = arg;
 	const k_geometry *g = s->g;
-	int64_t positions = g->out_size, channels = g->out_per_group;
-	k_sgemm_op op = { .m = positions, .n = channels, .k = g->in_per_group * g->kernel_size,
-		          .a_packed = s->a, .b_packed = s->b, .c = s->ct, .ldc = channels };
 	for (int64_t c = c0; c < c1; c++) {
 		int64_t q0 = c * s->panels / s->chunks, q1 = (c + 1) * s->panels / s->chunks;
-		int64_t i0 = 0, i1 = positions, j0 = 0, j1 = channels;
-		if (s->by_rows) {
-			i0 = q0 * s->kr->mr;
-			i1 = min64(q1 * s->kr->mr, positions);
-		} else {
-			j0 = q0 * s->kr->nr;
-			j1 = min64(q1 * s->kr->nr, channels);
-		}
-		/* Both operands come packed: no scratch is used. */
-		k_sgemm_block(s->kr, &op, i0, i1, j0, j1, s->ct);
-		for (int64_t j = j0; j < j1; j++) {
-			float add = s->bias ? s->bias[j] : 0.0f, *dst = s->y + j * positions;
-			const float *src = s->ct + j;
-			for (int64_t i = i0; i < i1; i++)
-				dst[i] = src[i * channels] + add;
-		}
+		if (s->by_rows)
+			swap_block(s, q0 * s->kr->mr, min64(q1 * s->kr->mr, g->out_size), 0, g->out_per_group);
+		else
+			swap_block(s, 0, g->out_size, q0 * s->kr->nr, min64(q1 * s->kr->nr, g->out_per_group));
 	}
 }
 
@@ -596,7 +624,6 @@ swap_run(const k_geometry *g, const k_gemm_kernel *kr, const float *x, const flo
 		s.plane = g->in_size;
 	}
 	s.a = next + swap_pad_floats(g);
-	s.ct = s.a + swap_a_floats(g);
 	s.a_panels = div_up(g->out_size, kr->mr);
 	s.b_panels = div_up(g->out_per_group, kr->nr);
 	double work = (double)g->out_size * (double)g->out_per_group * (double)g->in_per_group * (double)g->kernel_size;
@@ -604,7 +631,7 @@ swap_run(const k_geometry *g, const k_gemm_kernel *kr, const float *x, const flo
 		threads = 1;
 	const st_exec_ctx *pool = threads > 1 ? ctx : NULL;
 	/* Row panels or column panels, whichever shares out more evenly
-	 * (columns on a tie: each thread then transposes whole channels). */
+	 * (columns on a tie: each thread then reads only its own filters). */
 	s.by_rows = balance(s.a_panels, threads) > balance(s.b_panels, threads);
 	s.panels = s.by_rows ? s.a_panels : s.b_panels;
 	s.chunks = min64(threads, s.panels);
