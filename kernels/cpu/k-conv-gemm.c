@@ -311,7 +311,8 @@ conv_kernel(const k_geometry *g, k_isa isa)
  * run on the narrow tile; with the roles swapped the output channels are
  * the wide side, the positions the rows (7 x 7 fills a 7-row tile), and
  * the image, packed once per call, is the small operand: C^T (positions x
- * channels) = X^T . W^T, each register tile transposed into place.
+ * channels) = X^T . W^T, each register tile transposed into place when
+ * it is finished.
  */
 
 /* The most output positions a plane may have for the swapped path at all
@@ -388,7 +389,7 @@ swap_padded(const k_geometry *g)
 }
 
 /* Scratch of the swapped path, laid out as: packed filters (when not
- * pre-packed), the padded image (when padded), the packed image.
+ * pre-packed), the padded image (when padded), the packed image, C^T.
  * Sized for any kernel's tile. */
 static size_t
 swap_b_floats(const k_geometry *g)
@@ -408,10 +409,18 @@ swap_a_floats(const k_geometry *g)
 	return line_floats((g->out_size + SWAP_MAX_MR) * g->in_per_group * g->kernel_size);
 }
 
+/* C^T with its rows and columns rounded up to whole tiles. */
+static size_t
+swap_c_floats(const k_geometry *g)
+{
+	return line_floats((g->out_size + SWAP_MAX_MR) * (g->out_per_group + SWAP_MAX_NR));
+}
+
 static size_t
 swap_scratch_bytes(const k_geometry *g, bool packed)
 {
-	return ((packed ? 0 : swap_b_floats(g)) + swap_pad_floats(g) + swap_a_floats(g)) * sizeof(float);
+	return ((packed ? 0 : swap_b_floats(g)) + swap_pad_floats(g) + swap_a_floats(g) + swap_c_floats(g)) *
+	       sizeof(float);
 }
 
 /* Channel after channel (step floats apart in d, plane apart in src), the
@@ -488,6 +497,8 @@ typedef struct swap_args {
 	const float *x, *weights, *bias;
 	float *y;
 	float *a, *b;          /* packed image, packed filters */
+	float *ct;             /* C^T in whole tiles, ct_ld floats a row: sums over depth blocks */
+	int64_t ct_ld;
 	float *padded;         /* the padded image, or NULL to read x as it is */
 	int64_t pitch, plane;  /* of the image the panels are packed from */
 	int64_t a_panels;      /* the image's panels, then (weights given) the filters' */
@@ -537,25 +548,39 @@ swap_pack_range(void *arg, int64_t t0, int64_t t1)
 	}
 }
 
+/* A finished tile (rows x cols of src, `ld` floats a row) transposed into
+ * the output from position i and channel j on, with the bias. */
+static void
+store_transposed(const swap_args *s, const float *src, int64_t ld, int rows, int cols, int64_t i, int64_t j)
+{
+	int64_t positions = s->g->out_size;
+	for (int q = 0; q < cols; q++) {
+		float add = s->bias ? s->bias[j + q] : 0.0f, *d = s->y + (j + q) * positions + i;
+		for (int r = 0; r < rows; r++)
+			d[r] = src[r * ld + q] + add;
+	}
+}
+
 /*
  * Rows [i0, i1) (positions; i0 a multiple of mr) and columns [j0, j1)
- * (channels; j0 a multiple of nr) of the product, each register tile
- * transposed into the output as it is finished with a depth block: the
- * first block stores (with the bias), the later ones add. The loops are
- * k_sgemm_block's: an A panel (kc x mr) stays in L1 while it sweeps the
- * B panels of a block of nc columns (in L2).
+ * (channels; j0 a multiple of nr) of the product. The loops are
+ * k_sgemm_block's: an A panel (kc x mr) stays in L1 while it sweeps the B
+ * panels of a block of nc columns (in L2). Over one depth block a tile is
+ * transposed into the output straight from the registers' buffer; over
+ * several it sums in C^T (whole tiles, in the scratch) and is transposed
+ * once, after the last.
  */
 static void
 swap_block(const swap_args *s, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 {
 	const k_geometry *g = s->g;
 	const k_gemm_kernel *kr = s->kr;
-	int64_t mr = kr->mr, nr = kr->nr, k = g->in_per_group * g->kernel_size, positions = g->out_size;
-	int64_t kc = div_up(k, div_up(k, kr->kc));
+	int64_t mr = kr->mr, nr = kr->nr, k = g->in_per_group * g->kernel_size;
+	int64_t kc = div_up(k, div_up(k, kr->kc)), ld = s->ct_ld;
 	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
 	for (int64_t pc = 0; pc < k; pc += kc) {
-		bool first = pc == 0;
-		k_tile t = { .depth = min64(kc, k - pc), .c = buf, .ldc = nr };
+		bool first = pc == 0, last = pc + kc >= k;
+		k_tile t = { .depth = min64(kc, k - pc), .load_c = !first };
 		for (int64_t jc = j0; jc < j1; jc += kr->nc) {
 			int64_t jend = min64(jc + kr->nc, j1);
 			for (int64_t i = i0; i < i1; i += mr) {
@@ -564,19 +589,16 @@ swap_block(const swap_args *s, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 				for (int64_t j = jc; j < jend; j += nr) {
 					int cols = (int)min64(nr, jend - j);
 					t.b = s->b + j / nr * k * nr + pc * nr;
-					kr->tile(&t);
-					for (int q = 0; q < cols; q++) {
-						float *d = s->y + (j + q) * positions + i;
-						const float *src = buf + q;
-						if (first) {
-							float add = s->bias ? s->bias[j + q] : 0.0f;
-							for (int r = 0; r < rows; r++)
-								d[r] = src[r * nr] + add;
-						} else {
-							for (int r = 0; r < rows; r++)
-								d[r] += src[r * nr];
-						}
+					if (first && last) {
+						t.c = buf;
+						t.ldc = nr;
+					} else {
+						t.c = s->ct + i * ld + j;
+						t.ldc = ld;
 					}
+					kr->tile(&t);
+					if (last)
+						store_transposed(s, t.c, t.ldc, rows, cols, i, j);
 				}
 			}
 		}
@@ -624,6 +646,8 @@ swap_run(const k_geometry *g, const k_gemm_kernel *kr, const float *x, const flo
 		s.plane = g->in_size;
 	}
 	s.a = next + swap_pad_floats(g);
+	s.ct = s.a + swap_a_floats(g);
+	s.ct_ld = round_up(g->out_per_group, kr->nr);
 	s.a_panels = div_up(g->out_size, kr->mr);
 	s.b_panels = div_up(g->out_per_group, kr->nr);
 	double work = (double)g->out_size * (double)g->out_per_group * (double)g->in_per_group * (double)g->kernel_size;
