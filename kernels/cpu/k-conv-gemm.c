@@ -316,10 +316,8 @@ conv_kernel(const k_geometry *g, k_isa isa)
  */
 
 /* The most output positions a plane may have for the swapped path at all
- * (its scratch holds the whole packed image), and the most for which it is
- * chosen (bench-gemm --small: faster up to 14 x 14, see docs/performance.md). */
+ * (its scratch holds the whole packed image). */
 #define SWAP_MOST_POSITIONS 400
-#define SWAP_CHOSEN_POSITIONS 64
 /* The widest rows (mr) and columns (nr) of any kernel's tile: scratch is
  * sized with these so that it suits whichever kernel packed the filters. */
 #define SWAP_MAX_MR 32
@@ -343,12 +341,24 @@ swap_possible(const k_geometry *g)
 	       g->out_per_group > 0;
 }
 
+/*
+ * The most output positions for which the swapped path is chosen at a
+ * level (bench-gemm --small, docs/performance.md): 7 x 7 everywhere; on
+ * AVX2, whose 6 x 16 tile fits 14 x 14 images badly as columns, up to
+ * 14 x 14 too. On AVX-512 the 16-wide direct tiles keep 14 x 14.
+ */
+static int64_t
+swap_limit(k_isa isa)
+{
+	return isa == K_ISA_AVX2 ? 196 : 64;
+}
+
 static bool
 swap_chosen(const k_geometry *g)
 {
 	if (!swap_possible(g) || swap_forced < 0)
 		return false;
-	return swap_forced > 0 || (g->out_size <= SWAP_CHOSEN_POSITIONS && g->out_per_group >= 16);
+	return swap_forced > 0 || (g->out_size <= swap_limit(k_cpu_isa()) && g->out_per_group >= 16);
 }
 
 /* The share of an m x n product's register tiles that is real work. */
