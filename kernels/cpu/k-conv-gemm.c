@@ -588,6 +588,23 @@ swap_block(const swap_args *s, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 	int64_t mr = kr->mr, nr = kr->nr, k = g->in_per_group * g->kernel_size;
 	int64_t kc = div_up(k, div_up(k, kr->kc)), ld = s->ct_ld;
 	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
+	if (kc == k) {
+		/* One depth block: the B panel outside, so that a run of tiles
+		 * fills the same nr output rows from left to right and their
+		 * lines are whole before they leave L1 (stores to scattered
+		 * partial lines cost more than the product of a shallow layer). */
+		k_tile t = { .depth = k, .c = buf, .ldc = nr };
+		for (int64_t j = j0; j < j1; j += nr) {
+			int cols = (int)min64(nr, j1 - j);
+			t.b = s->b + j / nr * k * nr;
+			for (int64_t i = i0; i < i1; i += mr) {
+				t.a = s->a + i / mr * k * mr;
+				kr->tile(&t);
+				store_transposed(s, buf, nr, (int)min64(mr, i1 - i), cols, i, j);
+			}
+		}
+		return;
+	}
 	for (int64_t pc = 0; pc < k; pc += kc) {
 		bool first = pc == 0, last = pc + kc >= k;
 		k_tile t = { .depth = min64(kc, k - pc), .load_c = !first };
