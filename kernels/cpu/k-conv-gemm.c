@@ -1,6 +1,9 @@
 /*
- * Convolutions as products on Strata's own SGEMM (k-sgemm.h). Per group,
- * the filters are A (output channels x input channels·taps), packed once;
+ * Convolutions as products on Strata's own SGEMM (k-sgemm.h). On small
+ * images (a 7 x 7 output) the roles are swapped: the output positions are
+ * the rows of the product, packed per call, and the filters, packed once,
+ * its columns (the "swapped" section below). Otherwise, per group, the
+ * filters are A (output channels x input channels·taps), packed once;
  * B, whose columns are output positions, is never built whole:
  *   - a stride-1 convolution over one or two axes whose output is as large
  *     as its input (same padding, 1x1 included), on a level with masked
