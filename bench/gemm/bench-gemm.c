@@ -6,9 +6,13 @@
  * kernels call it. Runs of the two alternate in short bursts, so a busy
  * machine slows both alike; each figure is a median.
  *
- * bench-gemm [--runs N] [--quick] [--resnet] [--classes] [--cpu-time] [--isa LEVEL]
+ * bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--cpu-time] [--isa LEVEL]
  *   --quick   leaves out 1024^3
  *   --resnet  adds every convolution shape of ResNet-18
+ *   --small   convolutions on small images and with thin depth (ResNet-18,
+ *             MobileNetV2): positions as the product's columns against
+ *             positions as its rows (k_conv_gemm_force_swap), and the
+ *             choice made by default
  *   --classes adds fully connected and matmul shape classes, ours and
  *             OpenBLAS through their kernels, and which one the rule picks
  *   --cpu-time  one-thread figures in thread CPU time (for a busy machine)
@@ -22,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "k-conv-gemm.h"
 #include "k-nn.h"
 #include "k-sgemm.h"
 #include "st-engine.h"
@@ -463,11 +468,90 @@ bench_resnet(st_exec_ctx *ctxs, int runs)
 	}
 }
 
+/* One convolution with its filters packed under swap mode `mode`. */
+static void
+conv_packed_new(conv_run *c, const k_window *w, const float *x, const float *weights, int threads,
+                const st_exec_ctx *ctx, int mode, int64_t out)
+{
+	*c = (conv_run){ .w = *w, .x = x, .weights = weights, .slots = threads, .ctx = ctx };
+	k_conv_gemm_force_swap(mode);
+	size_t packed_bytes = k_conv_packed_bytes(w);
+	c->packed = packed_bytes ? xalloc(packed_bytes) : NULL;
+	if (c->packed)
+		k_conv_pack(w, weights, c->packed);
+	c->scratch = xalloc(k_conv_packed_scratch_bytes(w, threads));
+	c->y = xalloc((size_t)out * sizeof(float));
+	k_conv_gemm_force_swap(0);
+}
+
+/* Positions as columns (as before) against positions as rows, and what
+ * the default picks, alternating. */
+static void
+bench_small_conv(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs)
+{
+	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
+	int64_t out = w->batch * w->out_channels * w->out[0] * w->out[1];
+	int64_t nw = w->out_channels * w->in_channels / w->groups * w->kernel[0] * w->kernel[1];
+	float *x = random_floats(in, 3), *weights = random_floats(nw, 4);
+	conv_run r[3];
+	conv_packed_new(&r[0], w, x, weights, threads, ctx, -1, out);
+	conv_packed_new(&r[1], w, x, weights, threads, ctx, 1, out);
+	conv_packed_new(&r[2], w, x, weights, threads, ctx, 0, out);
+	double t[3][256], med[3];
+	contender c[3] = { { "columns", run_conv_new, &r[0], t[0] }, { "rows", run_conv_new, &r[1], t[1] },
+		           { "default", run_conv_new, &r[2], t[2] } };
+	timing_threads = threads;
+	race(c, 3, 5, runs, med);
+	double flop = 2.0 * (double)out * (double)(w->in_channels / w->groups) * (double)(w->kernel[0] * w->kernel[1]);
+	double largest, diff = max_difference(r[1].y, r[0].y, out, &largest);
+	printf("| %-28s | %d | %7.3f | %5.1f | %7.3f | %5.1f | %7.3f | %5.2f | %.1e |\n", what, threads, med[0],
+	       flop / med[0] * 1e-6, med[1], flop / med[1] * 1e-6, med[2], med[0] / med[2],
+	       diff / (largest > 0 ? largest : 1));
+	for (int i = 0; i < 3; i++)
+		free(r[i].y), free(r[i].scratch), free(r[i].packed);
+	free(x), free(weights);
+}
+
+/* The weak spots of issue 10: convolutions on 7 x 7 and 14 x 14 images, and
+ * 1x1 convolutions with few input channels, of ResNet-18 and MobileNetV2. */
+static void
+bench_small(st_exec_ctx *ctxs, int runs)
+{
+	static const struct {
+		const char *what;
+		int64_t c, oc, hw, kernel, stride, pad;
+	} convs[] = {
+		{ "R18 3x3 512->512 @7", 512, 512, 7, 3, 1, 1 },
+		{ "R18 3x3/2 256->512 @14", 256, 512, 14, 3, 2, 1 },
+		{ "R18 1x1/2 256->512 @14", 256, 512, 14, 1, 2, 0 },
+		{ "R18 3x3 256->256 @14", 256, 256, 14, 3, 1, 1 },
+		{ "MV2 1x1 160->960 @7", 160, 960, 7, 1, 1, 0 },
+		{ "MV2 1x1 960->160 @7", 960, 160, 7, 1, 1, 0 },
+		{ "MV2 1x1 960->320 @7", 960, 320, 7, 1, 1, 0 },
+		{ "MV2 1x1 320->1280 @7", 320, 1280, 7, 1, 1, 0 },
+		{ "MV2 1x1 96->576 @14", 96, 576, 14, 1, 1, 0 },
+		{ "MV2 1x1 576->96 @14", 576, 96, 14, 1, 1, 0 },
+		{ "MV2 1x1 16->96 @112", 16, 96, 112, 1, 1, 0 },
+		{ "MV2 1x1 32->16 @112", 32, 16, 112, 1, 1, 0 },
+		{ "MV2 1x1 24->144 @56", 24, 144, 56, 1, 1, 0 },
+		{ "MV2 1x1 144->24 @56", 144, 24, 56, 1, 1, 0 },
+	};
+	printf("\n| small image / thin depth | threads | columns ms | GFLOP/s | rows ms | GFLOP/s | default ms | speed-up | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
+	for (int t = 1; t <= 2; t++) {
+		for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+			k_window w = conv2d_strided(convs[i].c, convs[i].oc, convs[i].hw, convs[i].kernel, convs[i].stride,
+			                            convs[i].pad);
+			bench_small_conv(convs[i].what, &w, t, &ctxs[t - 1], runs);
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	int runs = 21;
-	bool quick = false, resnet = false, classes = false;
+	bool quick = false, resnet = false, classes = false, small = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
 			runs = atoi(argv[++i]);
@@ -475,6 +559,8 @@ main(int argc, char **argv)
 			quick = true;
 		} else if (strcmp(argv[i], "--resnet") == 0) {
 			resnet = true;
+		} else if (strcmp(argv[i], "--small") == 0) {
+			small = true;
 		} else if (strcmp(argv[i], "--classes") == 0) {
 			classes = true;
 		} else if (strcmp(argv[i], "--cpu-time") == 0) {
@@ -486,7 +572,7 @@ main(int argc, char **argv)
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--resnet] [--classes] [--cpu-time] [--isa avx512|avx2|portable]\n");
+			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--cpu-time] [--isa avx512|avx2|portable]\n");
 			return 2;
 		}
 	}
@@ -508,6 +594,13 @@ main(int argc, char **argv)
 	st_exec_ctx ctxs[2];
 	st_pool_context(pools[0], &ctxs[0]);
 	st_pool_context(pools[1], &ctxs[1]);
+	if (small) {
+		/* Only these: the other tables take minutes. */
+		bench_small(ctxs, runs);
+		st_pool_free(pools[0]);
+		st_pool_free(pools[1]);
+		return 0;
+	}
 	printf("| SGEMM MxNxK | threads | ours | ms | GFLOP/s | of peak | OpenBLAS ms | GFLOP/s | speed-up | max diff / max |\n");
 	printf("|---|---|---|---|---|---|---|---|---|---|\n");
 	for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {

@@ -1,6 +1,9 @@
 /*
- * Convolutions as products on Strata's own SGEMM (k-sgemm.h). Per group,
- * the filters are A (output channels x input channels·taps), packed once;
+ * Convolutions as products on Strata's own SGEMM (k-sgemm.h). On small
+ * images (a 7 x 7 output) the roles are swapped: the output positions are
+ * the rows of the product, packed per call, and the filters, packed once,
+ * its columns (the "swapped" section below). Otherwise, per group, the
+ * filters are A (output channels x input channels·taps), packed once;
  * B, whose columns are output positions, is never built whole:
  *   - a stride-1 convolution over one or two axes whose output is as large
  *     as its input (same padding, 1x1 included), on a level with masked
@@ -52,7 +55,7 @@ typedef struct packed_head {
 	int64_t groups, out_per_group, depth;
 	int64_t group_floats; /* floats of one group's panels */
 	int64_t tap_major;    /* steps in (tap, channel) order: for the direct and phased sources */
-	int64_t reserved;
+	int64_t swapped;      /* the filters are B (k_sgemm_pack_b), the positions A: swap_run */
 } packed_head;
 _Static_assert(sizeof(packed_head) == 64, "the packed filters start 64 bytes in");
 #define PACKED_MAGIC 0x4b435650u /* "PVCK" */
@@ -302,6 +305,434 @@ conv_kernel(const k_geometry *g, k_isa isa)
 	return kr;
 }
 
+/* ---- swapped roles: output positions as rows ---- */
+
+/*
+ * A convolution on a small image has few output positions (49 at 7 x 7)
+ * and often many output channels. With positions as the columns of the
+ * product, its register tiles (16 or 48 positions wide) are half empty or
+ * run on the narrow tile; with the roles swapped the output channels are
+ * the wide side, the positions the rows (7 x 7 fills a 7-row tile), and
+ * the image, packed once per call, is the small operand: C^T (positions x
+ * channels) = X^T . W^T, each register tile transposed into place when
+ * it is finished.
+ */
+
+/* The most output positions a plane may have for the swapped path at all
+ * (its scratch holds the whole packed image). */
+#define SWAP_MOST_POSITIONS 400
+/* The widest rows (mr) and columns (nr) of any kernel's tile: scratch is
+ * sized with these so that it suits whichever kernel packed the filters. */
+#define SWAP_MAX_MR 32
+#define SWAP_MAX_NR 64
+
+static int swap_forced; /* k_conv_gemm_force_swap */
+
+void
+k_conv_gemm_force_swap(int mode)
+{
+	swap_forced = mode;
+}
+
+/* Whether the swapped path can take g: one group, two flat axes, a small
+ * plane. */
+static bool
+swap_possible(const k_geometry *g)
+{
+	bool flat = g->in[0] == 1 && g->out[0] == 1 && g->kernel[0] == 1 && g->pad[0] == 0;
+	return flat && g->groups == 1 && g->out_size <= SWAP_MOST_POSITIONS && g->in_per_group > 0 &&
+	       g->out_per_group > 0;
+}
+
+/*
+ * The most output positions for which the swapped path is chosen at a
+ * level (bench-gemm --small, docs/performance.md): 7 x 7 everywhere; on
+ * AVX2, whose 6 x 16 tile fits 14 x 14 images badly as columns, up to
+ * 14 x 14 too. On AVX-512 the 16-wide direct tiles keep 14 x 14.
+ */
+static int64_t
+swap_limit(k_isa isa)
+{
+	return isa == K_ISA_AVX2 ? 196 : 64;
+}
+
+static const k_gemm_kernel *swap_kernel(const k_geometry *g, k_isa isa);
+static double product_use(const k_gemm_kernel *kr, int64_t m, int64_t n);
+
+/* Chosen on a small enough image when the swapped product's tiles are at
+ * least nine tenths work: 960 -> 160 at 7 x 7 on AVX-512 (160 channels in
+ * 64-wide tiles, 83 %) ran no faster on one thread and slower on two. */
+static bool
+swap_chosen(const k_geometry *g)
+{
+	if (!swap_possible(g) || swap_forced < 0)
+		return false;
+	if (swap_forced > 0)
+		return true;
+	const k_gemm_kernel *kr = swap_kernel(g, k_cpu_isa());
+	return g->out_size <= swap_limit(k_cpu_isa()) && g->out_per_group >= 16 &&
+	       product_use(kr, g->out_size, g->out_per_group) >= 0.9;
+}
+
+/* The share of an m x n product's register tiles that is real work. */
+static double
+product_use(const k_gemm_kernel *kr, int64_t m, int64_t n)
+{
+	return (double)m * (double)n / ((double)round_up(m, kr->mr) * (double)round_up(n, kr->nr));
+}
+
+/* Level isa's kernel for the swapped product: the few-rows variant unless
+ * the main tile wastes less. */
+static const k_gemm_kernel *
+swap_kernel(const k_geometry *g, k_isa isa)
+{
+	const k_gemm_kernel *kr = k_gemm_kernel_of(isa);
+	if (kr == NULL)
+		kr = &k_gemm_kernel_portable;
+	if (kr->few_rows != NULL &&
+	    product_use(kr->few_rows, g->out_size, g->out_per_group) >= product_use(kr, g->out_size, g->out_per_group))
+		return kr->few_rows;
+	return kr;
+}
+
+/* The input rows and columns the taps reach: the padded image's extent
+ * (or less, where the last rows or columns are never read). */
+static int64_t
+swap_extent(const k_geometry *g, int a)
+{
+	return (g->out[a] - 1) * g->stride[a] + (g->kernel[a] - 1) * g->dilation[a] + 1;
+}
+
+/* Whether the taps read padding, so that the image is copied with it. */
+static bool
+swap_padded(const k_geometry *g)
+{
+	return g->pad[1] > 0 || g->pad[2] > 0 || swap_extent(g, 1) - g->pad[1] > g->in[1] ||
+	       swap_extent(g, 2) - g->pad[2] > g->in[2];
+}
+
+/* Scratch of the swapped path, laid out as: packed filters (when not
+ * pre-packed), the padded image (when padded), the packed image, C^T.
+ * Sized for any kernel's tile. */
+static size_t
+swap_b_floats(const k_geometry *g)
+{
+	return line_floats((g->out_per_group + SWAP_MAX_NR) * g->in_per_group * g->kernel_size);
+}
+
+static size_t
+swap_pad_floats(const k_geometry *g)
+{
+	return swap_padded(g) ? line_floats(g->in_per_group * swap_extent(g, 1) * swap_extent(g, 2)) : 0;
+}
+
+static size_t
+swap_a_floats(const k_geometry *g)
+{
+	return line_floats((g->out_size + SWAP_MAX_MR) * g->in_per_group * g->kernel_size);
+}
+
+/* C^T with its rows and columns rounded up to whole tiles. */
+static size_t
+swap_c_floats(const k_geometry *g)
+{
+	return line_floats((g->out_size + SWAP_MAX_MR) * (g->out_per_group + SWAP_MAX_NR));
+}
+
+static size_t
+swap_scratch_bytes(const k_geometry *g, bool packed)
+{
+	return ((packed ? 0 : swap_b_floats(g)) + swap_pad_floats(g) + swap_a_floats(g) + swap_c_floats(g)) *
+	       sizeof(float);
+}
+
+/* Channel after channel (step floats apart in d, plane apart in src), the
+ * `live` inputs at off (or one run of them from off[0]), zeros after them
+ * up to mr. Inlined per tile height, so that the copies have a constant
+ * size. */
+static inline __attribute__((always_inline)) void
+gather_steps(float *d, const float *src, const int64_t *off, int64_t channels, int64_t plane, int64_t step,
+             int mr, int live, bool run)
+{
+	if (run && live == mr) {
+		src += off[0];
+		for (int64_t c = 0; c < channels; c++, d += step, src += plane)
+			memcpy(d, src, (size_t)mr * sizeof *d);
+		return;
+	}
+	for (int64_t c = 0; c < channels; c++, d += step, src += plane) {
+		for (int r = 0; r < live; r++)
+			d[r] = src[off[r]];
+		for (int r = live; r < mr; r++)
+			d[r] = 0.0f;
+	}
+}
+
+/*
+ * Output positions [p0, p0 + mr) as one A panel: step (c, kh, kw), in the
+ * filters' order, holds for each position the input that tap reads, or 0
+ * past the last position. src is the image with any padding it needs
+ * (rows `pitch` floats long, channels `plane` apart), so that every tap of
+ * every position lies inside it; positions in one output row with stride
+ * 1 read a run of adjacent inputs, copied as one.
+ */
+static void
+pack_positions(const k_geometry *g, int mr, const float *src, int64_t pitch, int64_t plane, int64_t p0,
+               float *panel)
+{
+	int64_t wo = g->out[2], taps = g->kernel_size;
+	int live = (int)min64(mr, g->out_size - p0);
+	int64_t at[SWAP_MAX_MR], off[SWAP_MAX_MR];
+	assert(mr <= SWAP_MAX_MR);
+	bool run = true;
+	for (int r = 0; r < live; r++) {
+		at[r] = (p0 + r) / wo * g->stride[1] * pitch + (p0 + r) % wo * g->stride[2];
+		run = run && at[r] == at[0] + r;
+	}
+	for (int64_t kh = 0, tap = 0; kh < g->kernel[1]; kh++) {
+		for (int64_t kw = 0; kw < g->kernel[2]; kw++, tap++) {
+			int64_t shift = kh * g->dilation[1] * pitch + kw * g->dilation[2];
+			for (int r = 0; r < live; r++)
+				off[r] = at[r] + shift;
+			float *d = panel + tap * mr;
+			int64_t step = taps * mr, ch = g->in_per_group;
+			switch (mr) {
+			case 6:
+				gather_steps(d, src, off, ch, plane, step, 6, live, run);
+				break;
+			case 7:
+				gather_steps(d, src, off, ch, plane, step, 7, live, run);
+				break;
+			case 8:
+				gather_steps(d, src, off, ch, plane, step, 8, live, run);
+				break;
+			default:
+				gather_steps(d, src, off, ch, plane, step, mr, live, run);
+				break;
+			}
+		}
+	}
+}
+
+enum { SPLIT_ROWS, SPLIT_COLUMNS, SPLIT_TILES };
+
+typedef struct swap_args {
+	const k_geometry *g;
+	const k_gemm_kernel *kr;
+	const float *x, *weights, *bias;
+	float *y;
+	float *a, *b;          /* packed image, packed filters */
+	float *ct;             /* C^T in whole tiles, ct_ld floats a row: sums over depth blocks */
+	int64_t ct_ld;
+	float *padded;         /* the padded image, or NULL to read x as it is */
+	int64_t pitch, plane;  /* of the image the panels are packed from */
+	int64_t a_panels;      /* the image's panels, then (weights given) the filters' */
+	int64_t b_panels;
+	int64_t chunks, panels;
+	int split;             /* the product in chunks of row panels, column panels or tiles (SPLIT_) */
+} swap_args;
+
+/* Channels [c0, c1) of the padded image: zeros around the input. */
+static void
+swap_pad_range(void *arg, int64_t c0, int64_t c1)
+{
+	const swap_args *s = arg;
+	const k_geometry *g = s->g;
+	int64_t hp = swap_extent(g, 1), top = g->pad[1], left = g->pad[2];
+	int64_t copy = max64(0, min64(g->in[2], s->pitch - left));
+	for (int64_t c = c0; c < c1; c++) {
+		float *dst = s->padded + c * s->plane;
+		for (int64_t r = 0; r < hp; r++, dst += s->pitch) {
+			int64_t ih = r - top;
+			if (ih < 0 || ih >= g->in[1] || copy == 0) {
+				memset(dst, 0, (size_t)s->pitch * sizeof *dst);
+				continue;
+			}
+			memset(dst, 0, (size_t)min64(left, s->pitch) * sizeof *dst);
+			memcpy(dst + left, s->x + c * g->in_size + ih * g->in[2], (size_t)copy * sizeof *dst);
+			memset(dst + left + copy, 0, (size_t)(s->pitch - left - copy) * sizeof *dst);
+		}
+	}
+}
+
+static void
+swap_pack_range(void *arg, int64_t t0, int64_t t1)
+{
+	const swap_args *s = arg;
+	const k_geometry *g = s->g;
+	int64_t depth = g->in_per_group * g->kernel_size;
+	const float *src = s->padded ? s->padded : s->x;
+	for (int64_t t = t0; t < t1; t++) {
+		if (t < s->a_panels) {
+			pack_positions(g, s->kr->mr, src, s->pitch, s->plane, t * s->kr->mr, s->a + t * depth * s->kr->mr);
+			continue;
+		}
+		int64_t nr = s->kr->nr, q = t - s->a_panels;
+		k_matrix w = { s->weights, 1, depth };
+		k_sgemm_pack_b_block(s->kr, w, g->out_per_group, q * nr, nr, 0, depth, s->b + q * depth * nr);
+	}
+}
+
+/* A finished tile (rows x cols of src, `ld` floats a row) transposed into
+ * the output from position i and channel j on, with the bias. */
+static void
+store_transposed(const swap_args *s, const float *src, int64_t ld, int rows, int cols, int64_t i, int64_t j)
+{
+	int64_t positions = s->g->out_size;
+	for (int q = 0; q < cols; q++) {
+		float add = s->bias ? s->bias[j + q] : 0.0f, *d = s->y + (j + q) * positions + i;
+		for (int r = 0; r < rows; r++)
+			d[r] = src[r * ld + q] + add;
+	}
+}
+
+/*
+ * Rows [i0, i1) (positions; i0 a multiple of mr) and columns [j0, j1)
+ * (channels; j0 a multiple of nr) of the product. The loops are
+ * k_sgemm_block's: an A panel (kc x mr) stays in L1 while it sweeps the B
+ * panels of a block of nc columns (in L2). Over one depth block a tile is
+ * transposed into the output straight from the registers' buffer; over
+ * several it sums in C^T (whole tiles, in the scratch) and is transposed
+ * once, after the last.
+ */
+static void
+swap_block(const swap_args *s, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
+{
+	const k_geometry *g = s->g;
+	const k_gemm_kernel *kr = s->kr;
+	int64_t mr = kr->mr, nr = kr->nr, k = g->in_per_group * g->kernel_size;
+	int64_t kc = div_up(k, div_up(k, kr->kc)), ld = s->ct_ld;
+	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
+	if (kc == k) {
+		/* One depth block: the B panel outside, so that a run of tiles
+		 * fills the same nr output rows from left to right and their
+		 * lines are whole before they leave L1 (stores to scattered
+		 * partial lines cost more than the product of a shallow layer). */
+		k_tile t = { .depth = k, .c = buf, .ldc = nr };
+		for (int64_t j = j0; j < j1; j += nr) {
+			int cols = (int)min64(nr, j1 - j);
+			t.b = s->b + j / nr * k * nr;
+			for (int64_t i = i0; i < i1; i += mr) {
+				t.a = s->a + i / mr * k * mr;
+				kr->tile(&t);
+				store_transposed(s, buf, nr, (int)min64(mr, i1 - i), cols, i, j);
+			}
+		}
+		return;
+	}
+	for (int64_t pc = 0; pc < k; pc += kc) {
+		bool first = pc == 0, last = pc + kc >= k;
+		k_tile t = { .depth = min64(kc, k - pc), .load_c = !first };
+		for (int64_t jc = j0; jc < j1; jc += kr->nc) {
+			int64_t jend = min64(jc + kr->nc, j1);
+			for (int64_t i = i0; i < i1; i += mr) {
+				int rows = (int)min64(mr, i1 - i);
+				t.a = s->a + i / mr * k * mr + pc * mr;
+				for (int64_t j = jc; j < jend; j += nr) {
+					int cols = (int)min64(nr, jend - j);
+					t.b = s->b + j / nr * k * nr + pc * nr;
+					if (first && last) {
+						t.c = buf;
+						t.ldc = nr;
+					} else {
+						t.c = s->ct + i * ld + j;
+						t.ldc = ld;
+					}
+					kr->tile(&t);
+					if (last)
+						store_transposed(s, t.c, t.ldc, rows, cols, i, j);
+				}
+			}
+		}
+	}
+}
+
+static void
+swap_gemm_range(void *arg, int64_t c0, int64_t c1)
+{
+	const swap_args *s = arg;
+	const k_geometry *g = s->g;
+	int64_t mr = s->kr->mr, nr = s->kr->nr;
+	for (int64_t c = c0; c < c1; c++) {
+		int64_t q0 = c * s->panels / s->chunks, q1 = (c + 1) * s->panels / s->chunks;
+		if (s->split == SPLIT_ROWS) {
+			swap_block(s, q0 * mr, min64(q1 * mr, g->out_size), 0, g->out_per_group);
+		} else if (s->split == SPLIT_COLUMNS) {
+			swap_block(s, 0, g->out_size, q0 * nr, min64(q1 * nr, g->out_per_group));
+		} else {
+			/* Tiles q0.. q1 - 1 counted down each column panel: one run of
+			 * row panels per column panel. */
+			for (int64_t q = q0; q < q1;) {
+				int64_t j = q / s->a_panels, i = q % s->a_panels, end = min64(q1 - q, s->a_panels - i);
+				swap_block(s, i * mr, min64((i + end) * mr, g->out_size), j * nr,
+				           min64((j + 1) * nr, g->out_per_group));
+				q += end;
+			}
+		}
+	}
+}
+
+/* The part of `panels` that is work when they are cut into whole panels
+ * for `threads`. */
+static double
+balance(int64_t panels, int threads)
+{
+	return (double)panels / (double)(div_up(panels, threads) * threads);
+}
+
+/* The swapped path (one group): b_packed from k_conv_gemm_pack, or NULL to
+ * pack the weights into the scratch first. */
+static void
+swap_run(const k_geometry *g, const k_gemm_kernel *kr, const float *x, const float *weights,
+         const float *b_packed, const float *bias, float *y, void *scratch, int threads, const st_exec_ctx *ctx)
+{
+	float *base = scratch;
+	swap_args s = { .g = g, .kr = kr, .weights = weights, .bias = bias };
+	s.b = b_packed ? (float *)b_packed : base;
+	float *next = base + (b_packed ? 0 : swap_b_floats(g));
+	if (swap_padded(g)) {
+		s.padded = next;
+		s.pitch = swap_extent(g, 2);
+		s.plane = swap_extent(g, 1) * s.pitch;
+	} else {
+		s.pitch = g->in[2];
+		s.plane = g->in_size;
+	}
+	s.a = next + swap_pad_floats(g);
+	s.ct = s.a + swap_a_floats(g);
+	s.ct_ld = round_up(g->out_per_group, kr->nr);
+	s.a_panels = div_up(g->out_size, kr->mr);
+	s.b_panels = div_up(g->out_per_group, kr->nr);
+	double work = (double)g->out_size * (double)g->out_per_group * (double)g->in_per_group * (double)g->kernel_size;
+	if (work < 262144.0)
+		threads = 1;
+	const st_exec_ctx *pool = threads > 1 ? ctx : NULL;
+	/* Row panels or column panels, whichever shares out more evenly
+	 * (columns on a tie: each thread then reads only its own filters);
+	 * single tiles where both leave a thread idle for long (7 row panels
+	 * and 3 column panels on two threads: 4 + 3 or 2 + 1 of them, but 11 +
+	 * 10 tiles). */
+	double rows = balance(s.a_panels, threads), columns = balance(s.b_panels, threads);
+	double tiles = balance(s.a_panels * s.b_panels, threads);
+	if (tiles > 1.05 * (rows > columns ? rows : columns)) {
+		s.split = SPLIT_TILES;
+		s.panels = s.a_panels * s.b_panels;
+	} else {
+		s.split = rows > columns ? SPLIT_ROWS : SPLIT_COLUMNS;
+		s.panels = s.split == SPLIT_ROWS ? s.a_panels : s.b_panels;
+	}
+	s.chunks = min64(threads, s.panels);
+	for (int64_t n = 0; n < g->batch; n++) {
+		s.x = x + n * g->in_channels * g->in_size;
+		s.y = y + n * g->out_channels * g->out_size;
+		if (s.padded)
+			k_parallel_for(pool, g->in_per_group, 16, swap_pad_range, &s);
+		bool pack_b = b_packed == NULL && n == 0;
+		k_parallel_for(pool, s.a_panels + (pack_b ? s.b_panels : 0), 1, swap_pack_range, &s);
+		k_parallel_for(pool, s.chunks, 1, swap_gemm_range, &s);
+	}
+}
+
 bool
 k_conv_gemm_fits(const k_geometry *g)
 {
@@ -321,7 +752,9 @@ threads_used(int slots, const st_exec_ctx *ctx)
 size_t
 k_conv_gemm_scratch_bytes(const k_geometry *g, int slots, bool packed)
 {
-	size_t most = 0;
+	/* Room for the swapped path whenever it could be taken, so that the
+	 * scratch suits filters packed under any k_conv_gemm_force_swap. */
+	size_t most = swap_possible(g) ? swap_scratch_bytes(g, packed) : 0;
 	for (int t = 1; t <= slots || t == 1; t++) {
 		gplan p;
 		if (!gplan_make(g, conv_kernel(g, k_cpu_isa()), t, packed, &p))
@@ -344,6 +777,11 @@ group_floats(const k_gemm_kernel *kr, const k_geometry *g)
 size_t
 k_conv_gemm_packed_bytes(const k_geometry *g)
 {
+	if (swap_chosen(g)) {
+		const k_gemm_kernel *kr = swap_kernel(g, k_cpu_isa());
+		return sizeof(packed_head) +
+		       k_sgemm_packed_b_bytes(kr, g->in_per_group * g->kernel_size, g->out_per_group);
+	}
 	const k_gemm_kernel *kr = conv_kernel(g, k_cpu_isa());
 	return sizeof(packed_head) + (size_t)(g->groups * group_floats(kr, g)) * sizeof(float);
 }
@@ -378,8 +816,18 @@ pack_filters(const k_geometry *g, const k_gemm_kernel *kr, bool tap_major, const
 void
 k_conv_gemm_pack(const k_geometry *g, const float *weights, void *packed)
 {
-	const k_gemm_kernel *kr = conv_kernel(g, k_cpu_isa());
 	int64_t depth = g->in_per_group * g->kernel_size;
+	if (swap_chosen(g)) {
+		/* B is the filters transposed: B[t][o] = weights[o * depth + t]. */
+		const k_gemm_kernel *kr = swap_kernel(g, k_cpu_isa());
+		packed_head *h = packed;
+		*h = (packed_head){ .magic = PACKED_MAGIC, .isa = (int32_t)kr->isa, .nr = kr->nr, .groups = 1,
+			            .out_per_group = g->out_per_group, .depth = depth, .swapped = 1 };
+		k_matrix w = { weights, 1, depth };
+		k_sgemm_pack_b(kr, depth, g->out_per_group, w, (float *)(h + 1));
+		return;
+	}
+	const k_gemm_kernel *kr = conv_kernel(g, k_cpu_isa());
 	gplan p;
 	gplan_make(g, kr, 1, true, &p);
 	packed_head *h = packed;
@@ -734,6 +1182,19 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
 {
 	const packed_head *h = packed;
 	const k_gemm_kernel *kr;
+	if (h != NULL && h->swapped) {
+		assert(h->magic == PACKED_MAGIC && g->groups == 1 && h->out_per_group == g->out_per_group &&
+		       h->depth == g->in_per_group * g->kernel_size && swap_possible(g));
+		kr = k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr);
+		assert(kr != NULL);
+		swap_run(g, kr, x, weights, (const float *)(h + 1), bias, y, scratch, threads_used(slots, ctx), ctx);
+		return;
+	}
+	if (h == NULL && swap_chosen(g)) {
+		swap_run(g, swap_kernel(g, k_cpu_isa()), x, weights, NULL, bias, y, scratch, threads_used(slots, ctx),
+		         ctx);
+		return;
+	}
 	if (h != NULL) {
 		assert(h->magic == PACKED_MAGIC && h->groups == g->groups && h->out_per_group == g->out_per_group &&
 		       h->depth == g->in_per_group * g->kernel_size);

@@ -19,6 +19,15 @@ size_t k_conv_gemm_scratch_bytes(const k_geometry *g, int slots, bool packed);
 size_t k_conv_gemm_packed_bytes(const k_geometry *g);
 void k_conv_gemm_pack(const k_geometry *g, const float *weights, void *packed);
 
+/*
+ * Whether convolutions on small images run with the roles of the product
+ * swapped (output positions as its rows): 0 where it measured faster (the
+ * default), 1 wherever it can, -1 never. For tests and benchmarks; the
+ * packing and the scratch size must be asked for under the same mode as
+ * the run that uses them without pre-packed filters.
+ */
+void k_conv_gemm_force_swap(int mode);
+
 /* packed NULL: weights as they are. */
 void k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const void *packed,
                  const float *bias, float *y, void *scratch, int slots, const st_exec_ctx *ctx);

@@ -73,6 +73,24 @@
 #undef TILE_FN
 #undef CONV_TILE_FN
 
+/* The few-rows tile: 7 rows by 4 vectors (7 x 64), for products whose
+ * rows are the output positions of a small image (7 x 7 = 49 of them, 14 x
+ * 14 = 196 = 28 x 7) and whose columns are output channels (multiples of
+ * 64 mostly). 28 accumulators and 4 B vectors fill the 32 registers; the
+ * A values come as broadcast memory operands. */
+#define MR 7
+#define NV 4
+#define TILE_FN tile_avx512_few_rows
+#include "k-sgemm-tile.h"
+#undef MR
+#undef NV
+#undef TILE_FN
+
+/* kc x 7 of A is 14 KiB (L1); kc x nc of B 512 KiB (L2). */
+static const k_gemm_kernel few_rows = {
+	.isa = K_ISA_AVX512, .mr = 7, .nr = 64, .kc = 512, .nc = 256, .mc = 1022, .tile = tile_avx512_few_rows,
+};
+
 /* kc x 16 of A is 16 KiB (L1); kc x nc of B 512 KiB (L2); mc x kc of A
  * (packed once per depth block, read panel by panel) 1 MiB. */
 static const k_gemm_kernel narrow = {
@@ -84,7 +102,7 @@ static const k_gemm_kernel narrow = {
  * (packed once per depth block, read panel by panel) 1.5 MiB. */
 const k_gemm_kernel k_gemm_kernel_avx512 = {
 	.isa = K_ISA_AVX512, .mr = K_AVX512_MR, .nr = K_AVX512_NV * VLEN, .kc = 384, .nc = 336, .mc = 1024,
-	.tile = tile_avx512, .conv_tile = conv_tile_avx512, .narrow = &narrow,
+	.tile = tile_avx512, .conv_tile = conv_tile_avx512, .narrow = &narrow, .few_rows = &few_rows,
 };
 
 #endif

@@ -57,9 +57,13 @@ const k_gemm_kernel *
 k_gemm_kernel_by_width(k_isa isa, int nr)
 {
 	const k_gemm_kernel *kr = k_gemm_kernel_of(isa);
-	if (kr != NULL && kr->nr != nr)
-		kr = kr->narrow;
-	return kr != NULL && kr->nr == nr ? kr : NULL;
+	if (kr == NULL || kr->nr == nr)
+		return kr;
+	if (kr->narrow != NULL && kr->narrow->nr == nr)
+		return kr->narrow;
+	if (kr->few_rows != NULL && kr->few_rows->nr == nr)
+		return kr->few_rows;
+	return NULL;
 }
 
 static int64_t
@@ -144,6 +148,9 @@ k_sgemm_pack_a_block(const k_gemm_kernel *kr, k_matrix a, int64_t m, int64_t i0,
 			switch (mr) {
 			case 6:
 				pack_rows(panel, src, a.rs, depth, 6);
+				break;
+			case 7:
+				pack_rows(panel, src, a.rs, depth, 7);
 				break;
 			case 8:
 				pack_rows(panel, src, a.rs, depth, 8);

@@ -87,6 +87,10 @@ typedef struct k_gemm_kernel {
 	/* A variant with fewer columns (and more rows) for products with few
 	 * columns, or NULL. */
 	const struct k_gemm_kernel *narrow;
+	/* A variant with few rows (and more columns) for products with few
+	 * rows, such as convolutions on small images with the output positions
+	 * as rows; or NULL. */
+	const struct k_gemm_kernel *few_rows;
 } k_gemm_kernel;
 
 /* The kernel of one level, or NULL when this build lacks it. */
@@ -97,7 +101,8 @@ const k_gemm_kernel *k_gemm_kernel_now(void);
  * whose tiles waste least on an m x n product; the main one unless the
  * other saves more than a twentieth. */
 const k_gemm_kernel *k_gemm_kernel_for(k_isa isa, int64_t m, int64_t n);
-/* The kernel of level isa whose tile is nr columns wide, or NULL. */
+/* The kernel of level isa (the main one or a variant) whose tile is nr
+ * columns wide, or NULL. */
 const k_gemm_kernel *k_gemm_kernel_by_width(k_isa isa, int nr);
 
 /* Each level's table (k-sgemm-<level>.c); only those this build has. */

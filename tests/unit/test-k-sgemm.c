@@ -1,6 +1,7 @@
 /* Unit tests: our SGEMM (kernels/cpu/k-sgemm.h) against the loops that sum
- * in double, at every SIMD level this machine has, and the choice of
- * level (kernels/cpu/k-cpu.h). */
+ * in double, at every SIMD level this machine has, the choice of level
+ * (kernels/cpu/k-cpu.h), and the convolutions on it that run with the
+ * product's roles swapped (k-conv-gemm.c) against k_conv_ref. */
 #include "config.h"
 
 #include <math.h>
@@ -11,6 +12,7 @@
 
 #include "helpers.h"
 
+#include "k-conv-gemm.h"
 #include "k-cpu.h"
 #include "k-nn.h"
 #include "k-sgemm.h"
@@ -115,7 +117,7 @@ levels(k_isa *out)
 	return n;
 }
 
-/* Their kernels, narrow variants included. */
+/* Their kernels, narrow and few-rows variants included. */
 static int
 kernels(const k_gemm_kernel **out)
 {
@@ -126,6 +128,8 @@ kernels(const k_gemm_kernel **out)
 		out[n++] = kr;
 		if (kr->narrow)
 			out[n++] = kr->narrow;
+		if (kr->few_rows)
+			out[n++] = kr->few_rows;
 	}
 	return n;
 }
@@ -169,7 +173,7 @@ Test(k_sgemm, isa_force)
 
 Test(k_sgemm, kernel_tables_are_sane)
 {
-	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	const k_gemm_kernel *all[3 * K_ISA_COUNT];
 	int n = kernels(all);
 	for (int i = 0; i < n; i++) {
 		const k_gemm_kernel *kr = all[i];
@@ -179,6 +183,9 @@ Test(k_sgemm, kernel_tables_are_sane)
 		cr_assert(kr->kc >= 1 && kr->nc % kr->nr == 0 && kr->mc % kr->mr == 0);
 		if (kr->narrow)
 			cr_assert(kr->narrow->nr < kr->nr && kr->narrow->isa == kr->isa && kr->narrow->narrow == NULL);
+		if (kr->few_rows)
+			cr_assert(kr->few_rows->mr < kr->mr && kr->few_rows->isa == kr->isa &&
+			          kr->few_rows->few_rows == NULL && kr->few_rows->narrow == NULL);
 	}
 	/* The narrow variant is taken only for few columns. */
 	const k_gemm_kernel *kr = k_gemm_kernel_of(k_cpu_isa_best());
@@ -280,7 +287,7 @@ check_product(const k_gemm_kernel *kr, rng *r, int64_t m, int64_t n, int64_t k, 
 Test(k_sgemm, edges_match_reference)
 {
 	rng r = { 0x51ed2701u };
-	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	const k_gemm_kernel *all[3 * K_ISA_COUNT];
 	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
 		const k_gemm_kernel *kr = all[l];
@@ -302,7 +309,7 @@ Test(k_sgemm, edges_match_reference)
 Test(k_sgemm, random_shapes_match_reference)
 {
 	rng r = { 0x9e3779b97f4a7c15u };
-	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	const k_gemm_kernel *all[3 * K_ISA_COUNT];
 	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
 		const k_gemm_kernel *kr = all[l];
@@ -317,7 +324,7 @@ Test(k_sgemm, random_shapes_match_reference)
 Test(k_sgemm, each_flag)
 {
 	rng r = { 77 };
-	const k_gemm_kernel *all[2 * K_ISA_COUNT];
+	const k_gemm_kernel *all[3 * K_ISA_COUNT];
 	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
 		const k_gemm_kernel *kr = all[l];
@@ -336,4 +343,133 @@ Test(k_sgemm, kernel_now_follows_force)
 		cr_assert_eq(k_cpu_isa_force(have[l]), 0);
 		cr_assert_eq(k_gemm_kernel_now(), k_gemm_kernel_of(have[l]));
 	}
+}
+
+/* ---- convolutions with positions as rows ---- */
+
+/* One convolution through k_conv_gemm under swap mode `mode`, its filters
+ * as they are and packed beforehand, every way of running, against
+ * k_conv_ref. */
+static void
+check_swapped_conv(rng *r, const k_window *w, int mode)
+{
+	k_geometry g;
+	k_geometry_expand(w, &g);
+	int64_t n_in = g.batch * g.in_channels * g.in_size, n_out = g.batch * g.out_channels * g.out_size;
+	float *x = random_floats(r, n_in), *filters = random_floats(r, g.out_channels * g.in_per_group * g.kernel_size);
+	float *bias = pick(r, 0, 1) ? random_floats(r, g.out_channels) : NULL;
+	float *want = malloc((size_t)n_out * sizeof *want);
+	k_conv_ref(w, x, filters, bias, want);
+	k_conv_gemm_force_swap(mode);
+	size_t packed_bytes = k_conv_gemm_packed_bytes(&g);
+	void *packed = aligned_alloc(64, (packed_bytes + 63) / 64 * 64);
+	k_conv_gemm_pack(&g, filters, packed);
+	for (size_t v = 0; v < sizeof ways / sizeof ways[0]; v++) {
+		for (int pre = 0; pre < 2; pre++) {
+			size_t bytes = k_conv_gemm_scratch_bytes(&g, ways[v].slots, pre);
+			unsigned char *scratch = guarded_new(bytes);
+			float *got = malloc((size_t)n_out * sizeof *got);
+			for (int64_t i = 0; i < n_out; i++)
+				got[i] = NAN;
+			k_conv_gemm(&g, x, filters, pre ? packed : NULL, bias, got, scratch, ways[v].slots,
+			            ways[v].parallel ? &ways[v].ctx : NULL);
+			char what[256], why[256];
+			snprintf(what, sizeof what,
+			         "%s swap %d: %lld x %lld -> %lld, %lldx%lld, kernel %lldx%lld stride %lld,%lld "
+			         "pad %lld,%lld dilation %lld, %s%s",
+			         k_cpu_isa_name(k_cpu_isa()), mode, (long long)g.batch, (long long)g.in_channels,
+			         (long long)g.out_channels, (long long)g.in[1], (long long)g.in[2], (long long)g.kernel[1],
+			         (long long)g.kernel[2], (long long)g.stride[1], (long long)g.stride[2], (long long)g.pad[1],
+			         (long long)g.pad[2], (long long)g.dilation[1], ways[v].name, pre ? ", packed" : "");
+			guarded_check_free(scratch, bytes, what);
+			cr_assert(test_allclose(got, want, n_out, 1e-5, why, sizeof why), "%s: %s", what, why);
+			free(got);
+		}
+	}
+	k_conv_gemm_force_swap(0);
+	free(packed), free(x), free(filters), free(bias), free(want);
+}
+
+/* A 2-D window on a small image with random sizes; pads at most the
+ * kernel's extent less one, as the models have. */
+static k_window
+small_window(rng *r)
+{
+	k_window w = { .spatial = 2, .batch = pick(r, 1, 2), .in_channels = pick(r, 1, 40), .groups = 1 };
+	w.out_channels = pick(r, 1, 150);
+	for (int i = 0; i < 2; i++) {
+		for (;;) {
+			w.in[i] = pick(r, 1, 19);
+			w.kernel[i] = pick(r, 1, 4);
+			w.stride[i] = pick(r, 1, 3);
+			w.dilation[i] = pick(r, 1, 2);
+			int64_t extent = (w.kernel[i] - 1) * w.dilation[i] + 1;
+			w.pad_begin[i] = pick(r, 0, extent - 1);
+			w.pad_end[i] = pick(r, 0, extent - 1);
+			int64_t padded = w.in[i] + w.pad_begin[i] + w.pad_end[i];
+			if (padded < extent)
+				continue;
+			w.out[i] = (padded - extent) / w.stride[i] + 1;
+			break;
+		}
+	}
+	return w;
+}
+
+static k_window
+square_window(int64_t c, int64_t oc, int64_t hw, int64_t kernel, int64_t stride, int64_t pad)
+{
+	k_window w = { .spatial = 2, .batch = 1, .in_channels = c, .out_channels = oc, .groups = 1 };
+	for (int i = 0; i < 2; i++) {
+		w.in[i] = hw;
+		w.kernel[i] = kernel;
+		w.stride[i] = stride;
+		w.dilation[i] = 1;
+		w.pad_begin[i] = w.pad_end[i] = pad;
+		w.out[i] = (hw + 2 * pad - kernel) / stride + 1;
+	}
+	return w;
+}
+
+/* Random small convolutions with the roles swapped wherever they can be,
+ * at every level (the few-rows tile where a level has one). */
+Test(k_sgemm, swapped_conv_random_match_reference)
+{
+	rng r = { 0x7f4a7c159e3779b9u };
+	k_isa have[K_ISA_COUNT];
+	int count = levels(have);
+	for (int l = 0; l < count; l++) {
+		cr_assert_eq(k_cpu_isa_force(have[l]), 0);
+		for (int i = 0; i < 25; i++) {
+			k_window w = small_window(&r);
+			check_swapped_conv(&r, &w, 1);
+		}
+	}
+	k_cpu_isa_force(k_cpu_isa_best());
+}
+
+/* The network shapes the swapped path is for (channels cut down where the
+ * full ones would make a slow test), under every mode: forced, chosen as
+ * the default chooses, and never. */
+Test(k_sgemm, swapped_conv_network_shapes)
+{
+	rng r = { 1234 };
+	k_window shapes[] = {
+		square_window(96, 130, 7, 3, 1, 1),  /* a 7x7 3x3, channels off the tile */
+		square_window(64, 128, 14, 3, 2, 1), /* 3x3/2 to 7x7 */
+		square_window(64, 128, 14, 1, 2, 0), /* 1x1/2 projection */
+		square_window(160, 96, 7, 1, 1, 0),  /* 1x1 at 7x7 */
+		square_window(24, 80, 14, 1, 1, 0),  /* 1x1 at 14x14 */
+		square_window(20, 70, 14, 3, 1, 1),  /* 3x3 at 14x14 */
+		square_window(7, 5, 9, 3, 1, 1),     /* few of everything */
+	};
+	k_isa have[K_ISA_COUNT];
+	int count = levels(have);
+	for (int l = 0; l < count; l++) {
+		cr_assert_eq(k_cpu_isa_force(have[l]), 0);
+		for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
+			for (int mode = -1; mode <= 1; mode++)
+				check_swapped_conv(&r, &shapes[i], mode);
+	}
+	k_cpu_isa_force(k_cpu_isa_best());
 }
