@@ -22,6 +22,7 @@
 
 #include <assert.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -234,9 +235,32 @@ k_winograd_chosen(const k_window *w, k_isa isa)
 {
 	if (!k_winograd_fits(w) || k_gemm_kernel_of(isa) == NULL || k_conv_direct_chosen(w) != K_DIRECT_NONE)
 		return 0;
-	if (forced >= 0)
-		return forced == 2 || forced == 4 ? forced : 0;
-	return 0;
+	int m = forced;
+	/* STRATA_WINOGRAD (off, 2, 4) does what k_winograd_force does, for
+	 * whole-network comparisons; read at prepare, where this is called. */
+	const char *env = getenv("STRATA_WINOGRAD");
+	if (m < 0 && env != NULL && *env != '\0')
+		m = strcmp(env, "2") == 0 ? 2 : strcmp(env, "4") == 0 ? 4 : 0;
+	if (m >= 0)
+		return m == 2 || m == 4 ? m : 0;
+	/*
+	 * Measured on Zen 4 with AVX-512 only (bench-gemm --winograd,
+	 * docs/performance.md): F(2,3) beat the direct kernel by 1.3 to 1.55
+	 * times on ResNet-18's 3x3 layers from 56x56 down to 7x7 and on
+	 * SqueezeNet's 27x27 one, and tied on the 13x13 ones with at most 64
+	 * input channels, which stay direct. F(4,3) was faster still where the
+	 * image is large, but its error grows with the input channels (within
+	 * the FP32 agreement bound up to 64 of them, at the bound by 256), so
+	 * it is kept to large images with few channels.
+	 */
+	if (isa != K_ISA_AVX512 || w->in_channels < 16 || w->out_channels < 16)
+		return 0;
+	int64_t area = w->out[0] * w->out[1];
+	if (area < 14 * 14 && w->in_channels < 256)
+		return 0;
+	if (w->in_channels <= 64 && area >= 48 * 48)
+		return 4;
+	return 2;
 }
 
 /* ---- planning ---- */

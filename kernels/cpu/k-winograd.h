@@ -22,7 +22,8 @@ int k_winograd_chosen(const k_window *w, k_isa isa);
 
 /* For tests and benchmarks: -1 lets k_winograd_chosen decide (the
  * default), 0 turns Winograd off, 2 or 4 forces that tile size wherever
- * the window fits. Not while kernels run. */
+ * the window fits. Not while kernels run. Without a call, the environment
+ * variable STRATA_WINOGRAD (off, 2 or 4) does the same. */
 void k_winograd_force(int m);
 
 /* The filters transformed for tile size m (2 or 4) and level isa, as SGEMM
