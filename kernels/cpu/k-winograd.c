@@ -236,11 +236,16 @@ k_winograd_chosen(const k_window *w, k_isa isa)
 	if (!k_winograd_fits(w) || k_gemm_kernel_of(isa) == NULL || k_conv_direct_chosen(w) != K_DIRECT_NONE)
 		return 0;
 	int m = forced;
-	/* STRATA_WINOGRAD (off, 2, 4) does what k_winograd_force does, for
-	 * whole-network comparisons; read at prepare, where this is called. */
+	/* STRATA_WINOGRAD (off, 2, 4; anything else: the rule below) does what
+	 * k_winograd_force does, for whole-network comparisons; read at
+	 * prepare, where this is called. */
 	const char *env = getenv("STRATA_WINOGRAD");
-	if (m < 0 && env != NULL && *env != '\0')
-		m = strcmp(env, "2") == 0 ? 2 : strcmp(env, "4") == 0 ? 4 : 0;
+	if (m < 0 && env != NULL) {
+		if (strcmp(env, "off") == 0 || strcmp(env, "0") == 0)
+			m = 0;
+		else if (strcmp(env, "2") == 0 || strcmp(env, "4") == 0)
+			m = env[0] - '0';
+	}
 	if (m >= 0)
 		return m == 2 || m == 4 ? m : 0;
 	/*
