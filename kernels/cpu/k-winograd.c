@@ -192,20 +192,31 @@ typedef struct wino_level {
 #undef STORE_PART
 #endif
 
+/*
+ * The transforms for level isa and tile rows of tw tiles. Lanes are the
+ * tiles of one row, so a vector much wider than the row is mostly wasted:
+ * rows under 12 tiles take the 8-lane transforms and rows under 6 the
+ * 4-lane ones (a lower level's, which the CPU also runs). On the 13x13
+ * layers at F(4,3), 4 tiles a row, that made the layer 1.3 times faster;
+ * cuts at 4, 8, 12, 16 and 32 tiles were tried, 12 was best or tied on
+ * every shape measured.
+ */
 static const wino_level *
-level_of(k_isa isa)
+level_of(k_isa isa, int64_t tw)
 {
 	static const wino_level portable = { input_block_portable, output_block_portable };
-#if defined(K_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__))
-	static const wino_level avx2 = { input_block_avx2, output_block_avx2 };
-	if (isa == K_ISA_AVX2)
-		return &avx2;
-#endif
+	int lanes = 12;
 #if defined(K_HAVE_AVX512) && (defined(__x86_64__) || defined(__i386__))
 	static const wino_level avx512 = { input_block_avx512, output_block_avx512 };
-	if (isa == K_ISA_AVX512)
+	if (isa == K_ISA_AVX512 && tw >= lanes)
 		return &avx512;
 #endif
+#if defined(K_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__))
+	static const wino_level avx2 = { input_block_avx2, output_block_avx2 };
+	if (isa >= K_ISA_AVX2 && tw >= lanes / 2)
+		return &avx2;
+#endif
+	(void)tw;
 	return &portable;
 }
 
@@ -252,23 +263,30 @@ k_winograd_chosen(const k_window *w, k_isa isa)
 	if (m >= 0)
 		return m == 2 || m == 4 ? m : 0;
 	/*
-	 * Measured on Zen 4 with AVX-512 only (bench-gemm --winograd,
-	 * docs/performance.md): F(2,3) beat the direct kernel by 1.3 to 1.55
-	 * times on ResNet-18's 3x3 layers from 56x56 down to 7x7 and on
-	 * SqueezeNet's 27x27 one, and tied on the 13x13 ones with at most 64
-	 * input channels, which stay direct. F(4,3) was faster still where the
-	 * image is large, but its error grows with the input channels (within
-	 * the FP32 agreement bound up to 64 of them, at the bound by 256), so
-	 * it is kept to large images with few channels.
+	 * Measured on Zen 4 (bench-gemm --winograd, docs/performance.md), one
+	 * thread, against the direct kernel. F(4,3)'s error grows with the
+	 * input channels (within the FP32 agreement bound up to 64 of them, at
+	 * the bound by 256), so it is kept to 64; F(2,3) is as accurate as the
+	 * direct kernel. With AVX-512: F(4,3) won at 55x55 and 56x56 (1.4 to
+	 * 1.9 times) and on the 13x13 layers with 192 and 256 outputs (1.3),
+	 * F(2,3) at 27x27 and 28x28 (1.3) and with more than 64 input channels
+	 * from 56x56 down to 7x7 (1.2 to 1.5); 64 to 64 channels at 14x14 lost.
+	 * With AVX2 and the portable level, whose direct kernels are slower,
+	 * Winograd won on every shape measured (13x13 to 56x56, and 7x7 with
+	 * 512 channels).
 	 */
-	if (isa != K_ISA_AVX512 || w->in_channels < 16 || w->out_channels < 16)
+	if (w->in_channels < 16 || w->out_channels < 16)
 		return 0;
 	int64_t area = w->out[0] * w->out[1];
-	if (area < 14 * 14 && w->in_channels < 256)
-		return 0;
-	if (w->in_channels <= 64 && area >= 48 * 48)
+	if (w->in_channels > 64)
+		return 2;
+	if (isa != K_ISA_AVX512)
+		return area >= 13 * 13 ? 4 : 0;
+	if (area >= 48 * 48)
 		return 4;
-	return 2;
+	if (area >= 20 * 20)
+		return 2;
+	return area >= 13 * 13 && w->out_channels >= 128 ? 4 : 0;
 }
 
 /* ---- planning ---- */
@@ -474,7 +492,7 @@ k_winograd(const k_window *w, const void *packed, const float *x, const float *b
 	int threads = threads_used(slots, ctx);
 	wplan p;
 	wplan_make(w, kr, h->m, threads, &p);
-	wargs a = { .p = &p, .lv = level_of((k_isa)h->isa), .u = (const float *)(h + 1), .freq_floats = h->freq_floats,
+	wargs a = { .p = &p, .lv = level_of((k_isa)h->isa, p.tw), .u = (const float *)(h + 1), .freq_floats = h->freq_floats,
 		    .x = x, .bias = bias, .y = y, .scratch = scratch };
 	a.chunks = min64(p.tasks, threads);
 	k_parallel_for(ctx, a.chunks, 1, wino_chunks, &a);

@@ -271,4 +271,16 @@ Test(k_winograd, fits)
 	k_winograd_force(0);
 	cr_assert_eq(k_winograd_chosen(&w, k_cpu_isa()), 0);
 	k_winograd_force(-1);
+	/* The rule keeps F(4,3) to few input channels, where it is accurate
+	 * enough, and leaves shapes with few channels to the direct kernels. */
+	for (int isa = 0; isa < K_ISA_COUNT; isa++) {
+		if (!k_cpu_isa_supported((k_isa)isa))
+			continue;
+		k_window deep = wwindow(1, 256, 256, 14, 14, 1, 1, 1, 1);
+		k_window wide = wwindow(1, 64, 64, 56, 56, 1, 1, 1, 1);
+		k_window thin = wwindow(1, 8, 64, 56, 56, 1, 1, 1, 1);
+		cr_assert_eq(k_winograd_chosen(&deep, (k_isa)isa), 2);
+		cr_assert_eq(k_winograd_chosen(&wide, (k_isa)isa), 4);
+		cr_assert_eq(k_winograd_chosen(&thin, (k_isa)isa), 0);
+	}
 }
