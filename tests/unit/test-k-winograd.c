@@ -149,7 +149,8 @@ check_one(const k_window *w, int m, k_isa isa, const float *x, const float *wt, 
 }
 
 /* Random shapes: channels 1..70, sizes 1..19 (smaller than a tile
- * included), paddings 0..2 on each side, batch 1..3, with and without bias. */
+ * included) and some wide ones, paddings 0..2 on each side, batch 1..3,
+ * with and without bias. */
 static void
 random_shapes(int m, uint64_t seed, int count)
 {
@@ -167,6 +168,14 @@ random_shapes(int m, uint64_t seed, int count)
 			if (i % 7 == 0) {
 				c = wpick(&r, 1, 4);
 				oc = wpick(&r, 1, 9);
+			}
+			/* Some wide planes: tile rows of 12 or more tiles take the
+			 * 16-lane transforms, shorter ones narrower ones. */
+			if (i % 5 == 0) {
+				h = wpick(&r, 20, 40);
+				wd = wpick(&r, 24 * m, 30 * m + 5);
+				c = wpick(&r, 1, 12);
+				oc = wpick(&r, 1, 20);
 			}
 			k_window w = wwindow(n, c, oc, h, wd, pt, pb, pl, pr);
 			cr_assert(k_winograd_fits(&w));
