@@ -6,7 +6,7 @@
  * kernels call it. Runs of the two alternate in short bursts, so a busy
  * machine slows both alike; each figure is a median.
  *
- * bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--cpu-time] [--isa LEVEL]
+ * bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--winograd] [--cpu-time] [--isa LEVEL]
  *   --quick   leaves out 1024^3
  *   --resnet  adds every convolution shape of ResNet-18
  *   --small   convolutions on small images and with thin depth (ResNet-18,
@@ -15,6 +15,9 @@
  *             choice made by default
  *   --classes adds fully connected and matmul shape classes, ours and
  *             OpenBLAS through their kernels, and which one the rule picks
+ *   --winograd  the 3x3 stride-1 shapes of ResNet-18 and SqueezeNet 1.1:
+ *             the path k_conv_packed took before Winograd against F(2,3)
+ *             and F(4,3), with their worst error against k_conv_ref
  *   --cpu-time  one-thread figures in thread CPU time (for a busy machine)
  */
 #include "config.h"
@@ -29,6 +32,7 @@
 #include "k-conv-gemm.h"
 #include "k-nn.h"
 #include "k-sgemm.h"
+#include "k-winograd.h"
 #include "st-engine.h"
 
 /* FMA peak of one Zen 4 core measured by ../shared/research/perf-anchors.md
@@ -547,11 +551,110 @@ bench_small(st_exec_ctx *ctxs, int runs)
 	}
 }
 
+/* Pseudo-normal values (sum of four uniforms, variance scaled to sd^2).
+ * Caller frees. */
+static float *
+normal_floats(int64_t n, unsigned seed, double sd)
+{
+	float *v = xalloc((size_t)n * sizeof *v);
+	for (int64_t i = 0; i < n; i++) {
+		double s = 0;
+		for (int k = 0; k < 4; k++) {
+			seed = seed * 1664525u + 1013904223u;
+			s += (double)(seed >> 8) / 16777216.0 - 0.5;
+		}
+		v[i] = (float)(s * sqrt(3.0) * sd);
+	}
+	return v;
+}
+
+/* The worst |a - b| / (max|b| + |b|) over the elements: agreement in the
+ * sense of ARCHITECTURE.md holds while it stays at or below 1e-5. */
+static double
+agreement(const float *a, const float *b, int64_t n)
+{
+	double big = 0, worst = 0;
+	for (int64_t i = 0; i < n; i++)
+		big = fabs((double)b[i]) > big ? fabs((double)b[i]) : big;
+	for (int64_t i = 0; i < n; i++) {
+		double scale = big + fabs((double)b[i]);
+		double e = fabs((double)a[i] - (double)b[i]) / (scale > 0 ? scale : 1);
+		worst = e > worst ? e : worst;
+	}
+	return worst;
+}
+
+/* One 3x3 stride-1 shape: the earlier path (Winograd off) against F(2,3)
+ * and F(4,3), all packed as at prepare, on inputs N(0, 1) and He-scaled
+ * weights; errors against k_conv_ref. */
+static void
+bench_winograd_one(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs, bool errors)
+{
+	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
+	int64_t out = w->batch * w->out_channels * w->out[0] * w->out[1];
+	int64_t nw = w->out_channels * w->in_channels * 9;
+	float *x = normal_floats(in, 11, 1.0), *weights = normal_floats(nw, 12, sqrt(2.0 / (9.0 * (double)w->in_channels)));
+	float *bias = normal_floats(w->out_channels, 13, 0.1);
+	conv_run r[3];
+	double times[3][256], med[3];
+	contender c[3];
+	static const char *names[3] = { "before", "F(2,3)", "F(4,3)" };
+	for (int i = 0; i < 3; i++) {
+		k_winograd_force(2 * i);
+		r[i] = (conv_run){ .w = *w, .x = x, .weights = weights, .bias = bias, .slots = threads, .ctx = ctx };
+		size_t pb = k_conv_packed_bytes(w);
+		r[i].packed = pb ? xalloc(pb) : NULL;
+		if (r[i].packed)
+			k_conv_pack(w, weights, r[i].packed);
+		r[i].scratch = xalloc(k_conv_packed_scratch_bytes(w, threads));
+		r[i].y = xalloc((size_t)out * sizeof(float));
+		c[i] = (contender){ names[i], run_conv_new, &r[i], times[i] };
+	}
+	k_winograd_force(-1);
+	timing_threads = threads;
+	race(c, 3, 3, runs, med);
+	char err[64] = "";
+	if (errors) {
+		float *ref = xalloc((size_t)out * sizeof(float));
+		k_conv_ref(w, x, weights, bias, ref);
+		snprintf(err, sizeof err, " %.1e | %.1e | %.1e |", agreement(r[0].y, ref, out), agreement(r[1].y, ref, out),
+		         agreement(r[2].y, ref, out));
+		free(ref);
+	}
+	printf("| %-24s | %d | %7.3f | %7.3f | %7.3f | %5.2f | %5.2f |%s\n", what, threads, med[0], med[1], med[2],
+	       med[0] / med[1], med[0] / med[2], errors ? err : " | | |");
+	for (int i = 0; i < 3; i++)
+		free(r[i].packed), free(r[i].scratch), free(r[i].y);
+	free(x), free(weights), free(bias);
+}
+
+static void
+bench_winograd(st_exec_ctx *ctxs, int runs)
+{
+	static const struct {
+		const char *what;
+		int64_t c, oc, hw;
+	} convs[] = {
+		{ "R18 64->64 @56 (x4)", 64, 64, 56 },     { "R18 128->128 @28 (x3)", 128, 128, 28 },
+		{ "R18 256->256 @14 (x3)", 256, 256, 14 }, { "R18 512->512 @7 (x3)", 512, 512, 7 },
+		{ "SQ 16->64 @55", 16, 64, 55 },           { "SQ 32->128 @27", 32, 128, 27 },
+		{ "SQ 48->192 @13", 48, 192, 13 },         { "SQ 64->256 @13", 64, 256, 13 },
+	};
+	printf("\n| 3x3 stride 1, pad 1 | threads | before ms | F(2,3) ms | F(4,3) ms | speed-up F2 | speed-up F4 | err before | err F2 | err F4 |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+		for (int t = 1; t <= 2; t++) {
+			k_window w = conv2d(convs[i].c, convs[i].oc, convs[i].hw, 3, 1);
+			bench_winograd_one(convs[i].what, &w, t, &ctxs[t - 1], runs, t == 1);
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	int runs = 21;
-	bool quick = false, resnet = false, classes = false, small = false;
+	bool quick = false, resnet = false, classes = false, small = false, winograd = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
 			runs = atoi(argv[++i]);
@@ -561,6 +664,8 @@ main(int argc, char **argv)
 			resnet = true;
 		} else if (strcmp(argv[i], "--small") == 0) {
 			small = true;
+		} else if (strcmp(argv[i], "--winograd") == 0) {
+			winograd = true;
 		} else if (strcmp(argv[i], "--classes") == 0) {
 			classes = true;
 		} else if (strcmp(argv[i], "--cpu-time") == 0) {
@@ -572,7 +677,8 @@ main(int argc, char **argv)
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--cpu-time] [--isa avx512|avx2|portable]\n");
+			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--winograd] [--cpu-time]\n"
+			                "                  [--isa avx512|avx2|portable]\n");
 			return 2;
 		}
 	}
@@ -597,6 +703,13 @@ main(int argc, char **argv)
 	if (small) {
 		/* Only these: the other tables take minutes. */
 		bench_small(ctxs, runs);
+		st_pool_free(pools[0]);
+		st_pool_free(pools[1]);
+		return 0;
+	}
+	if (winograd) {
+		/* Only the Winograd table: the rest is measured without it. */
+		bench_winograd(ctxs, runs);
 		st_pool_free(pools[0]);
 		st_pool_free(pools[1]);
 		return 0;

@@ -11,6 +11,7 @@
 
 #include "k-conv-gemm.h"
 #include "k-nn.h"
+#include "k-winograd.h"
 
 void
 k_geometry_expand(const k_window *w, k_geometry *g)
@@ -380,6 +381,10 @@ conv_chunks(void *arg, int64_t c0, int64_t c1)
 size_t
 k_conv_packed_bytes(const k_window *w)
 {
+	/* Winograd (k-winograd.c) where it was measured faster. */
+	int wm = k_winograd_chosen(w, k_cpu_isa());
+	if (wm != 0)
+		return k_winograd_packed_bytes(w, wm, k_cpu_isa());
 	conv_plan p;
 	conv_plan_make(w, 1, &p);
 	return own_gemm(&p) ? k_conv_gemm_packed_bytes(&p.g) : 0;
@@ -388,6 +393,11 @@ k_conv_packed_bytes(const k_window *w)
 void
 k_conv_pack(const k_window *w, const float *weights, void *packed)
 {
+	int wm = k_winograd_chosen(w, k_cpu_isa());
+	if (wm != 0) {
+		k_winograd_pack(w, wm, k_cpu_isa(), weights, packed);
+		return;
+	}
 	conv_plan p;
 	conv_plan_make(w, 1, &p);
 	k_conv_gemm_pack(&p.g, weights, packed);
@@ -398,7 +408,14 @@ k_conv_packed_scratch_bytes(const k_window *w, int slots)
 {
 	conv_plan p;
 	conv_plan_make(w, 1, &p);
-	return own_gemm(&p) ? k_conv_gemm_scratch_bytes(&p.g, slots, true) : k_conv_scratch_bytes(w, slots);
+	size_t bytes = own_gemm(&p) ? k_conv_gemm_scratch_bytes(&p.g, slots, true) : k_conv_scratch_bytes(w, slots);
+	/* Winograd filters (k_conv_pack chose them) need their own scratch. */
+	int wm = k_winograd_chosen(w, k_cpu_isa());
+	if (wm != 0) {
+		size_t wb = k_winograd_scratch_bytes(w, wm, k_cpu_isa(), slots);
+		bytes = wb > bytes ? wb : bytes;
+	}
+	return bytes;
 }
 
 void
@@ -418,7 +435,9 @@ k_conv_packed(const k_window *w, const float *x, const float *weights, const voi
 	conv_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .y = y, .scratch = scratch };
 	/* Paths that take the weights as they are (direct, reference) come
 	 * first; own_gemm and k_conv_packed_bytes leave them alone. */
-	if (p.direct) {
+	if (packed != NULL && k_winograd_is_packed(packed)) {
+		k_winograd(w, packed, x, bias, y, scratch, slots, ctx);
+	} else if (p.direct) {
 		k_conv_direct(w, x, weights, bias, y, scratch, slots, ctx);
 	} else if (p.reference) {
 		k_conv_ref(w, x, weights, bias, y);

@@ -1,0 +1,505 @@
+/*
+ * Winograd convolution F(m x m, 3 x 3) for 3x3 stride-1 layers, m = 2 or 4.
+ * The output is cut into m x m tiles, each reading an (m+2) x (m+2) patch
+ * of input. In the transformed domain a tile's outputs come from an
+ * element-wise product of transformed input and transformed filter, so
+ * summed over input channels every one of the (m+2)^2 frequencies is an
+ * ordinary matrix product: [out channels x in channels] by [in channels x
+ * tiles]. That is where the work goes, on the SGEMM micro-kernels
+ * (k-sgemm.h), with 2.25 (m = 2) or 4 (m = 4) times fewer multiplications
+ * than the direct convolution.
+ *
+ * The filters are transformed once, at prepare, straight into the A panels
+ * of each frequency. Each thread works on blocks of tiles small enough that
+ * their transformed input (the B panels, written by the input transform in
+ * the layout the micro-kernel reads) and the products stay in its L2; the
+ * output transform reads the products back and adds the bias. Threads
+ * share nothing they write: a task is (sample, block of tiles, block of
+ * output channels), and each thread runs a contiguous run of tasks on its
+ * own scratch slot.
+ */
+#include "config.h"
+
+#include <assert.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+#include "k-sgemm.h"
+#include "k-winograd.h"
+
+/* The transforms (Lavin and Gray's construction): B^T for the input, G for
+ * the filters, A^T for the output. F(2,3) uses the points 0, 1, -1 and
+ * infinity. */
+static const float wino_bt2[4][4] = {
+	{ 1, 0, -1, 0 }, { 0, 1, 1, 0 }, { 0, -1, 1, 0 }, { 0, 1, 0, -1 },
+};
+static const float wino_at2[2][4] = {
+	{ 1, 1, 1, 0 }, { 0, 1, -1, -1 },
+};
+static const double wino_g2[4][3] = {
+	{ 1, 0, 0 }, { 0.5, 0.5, 0.5 }, { 0.5, -0.5, 0.5 }, { 0, 0, 1 },
+};
+/* F(4,3) on the points 0, 1, -1, 1/2, -2 and infinity rather than the
+ * usual 0, 1, -1, 2, -2: its error against the direct sum was 2.9 times
+ * smaller in a float32 simulation with 256 input channels (4.9e-6 against
+ * 1.4e-5 of the agreement scale), and B^T and A^T stay exact in binary. */
+static const float wino_bt4[6][6] = {
+	{ 1, -1.5f, -2, 1.5f, 1, 0 },   { 0, -1, 0.5f, 2.5f, 1, 0 },  { 0, 1, -2.5f, 0.5f, 1, 0 },
+	{ 0, -2, -1, 2, 1, 0 },         { 0, 0.5f, -1, -0.5f, 1, 0 }, { 0, 1, -1.5f, -2, 1.5f, 1 },
+};
+static const float wino_at4[4][6] = {
+	{ 1, 1, 1, 1, 1, 0 }, { 0, 1, -1, 0.5f, -2, 0 }, { 0, 1, 1, 0.25f, 4, 0 }, { 0, 1, -1, 0.125f, -8, 1 },
+};
+static const double wino_g4[6][3] = {
+	{ 1, 0, 0 },
+	{ 1.0 / 3, 1.0 / 3, 1.0 / 3 },
+	{ -1.0 / 3, 1.0 / 3, -1.0 / 3 },
+	{ -16.0 / 15, -8.0 / 15, -4.0 / 15 },
+	{ 1.0 / 15, -2.0 / 15, 4.0 / 15 },
+	{ 0, 0, 1 },
+};
+
+/* Bytes of transformed input and products one block keeps. Each block
+ * streams every filter panel once, so larger blocks read the filters less
+ * often; the products of one frequency at a time are what must stay in
+ * cache. Measured on the ResNet-18 and SqueezeNet shapes (one thread):
+ * 160 to 640 KiB were 3 to 15 % slower than 1.25 MiB, 2.5 MiB within 2 %
+ * of it. */
+#define BLOCK_TARGET_BYTES (1280 * 1024)
+
+/* The widest vector of any level, in floats: slack past buffers that
+ * full-vector loads may read. */
+#define VL_MAX 16
+
+/* The header of packed filters: which level, kernel and tile size. */
+typedef struct wino_head {
+	uint32_t magic;
+	int32_t isa;
+	int32_t m;
+	int32_t nr;            /* which of the level's kernels: the width of its tile */
+	int64_t cin, cout;
+	int64_t cout_r;        /* cout rounded up to the kernel's mr */
+	int64_t freq_floats;   /* floats of one frequency's panels */
+	int64_t reserved[2];
+} wino_head;
+_Static_assert(sizeof(wino_head) == 64, "the packed filters start 64 bytes in");
+#define WINO_MAGIC 0x4e49574bu /* "KWIN" */
+
+typedef struct wplan {
+	k_geometry g;
+	const k_gemm_kernel *kr;
+	int m, alpha, a2;            /* tile size, patch size, frequencies */
+	int64_t nr, mr;
+	int64_t th, tw, tiles;       /* tile rows and columns of a sample, and their product */
+	int64_t block, blocks;       /* tiles per block (a multiple of nr), blocks per sample */
+	int64_t tr;                  /* columns of a block's panels and products: block */
+	int64_t mblock, mblocks;     /* output channels per task, a multiple of mr */
+	int64_t mrows;               /* rows of the product buffer: mblock */
+	int64_t tasks;               /* batch x blocks x mblocks */
+	int64_t rowlen;              /* floats of one phase row (k-winograd-body.h) */
+	size_t v_floats, prod_floats, phase_floats, slot_floats;
+} wplan;
+
+static int64_t
+min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static int64_t
+div_up(int64_t a, int64_t b)
+{
+	return (a + b - 1) / b;
+}
+
+static int64_t
+round_up(int64_t a, int64_t b)
+{
+	return div_up(a, b) * b;
+}
+
+/* ---- the transforms, per level ---- */
+
+typedef struct wino_level {
+	void (*input)(const wplan *p, const float *x, int64_t b0, int64_t b1, float *v, float *phase);
+	void (*output)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t m0, int64_t m1,
+	               const float *bias, float *y);
+} wino_level;
+
+#define VL 4
+#define EVENS 0, 2, 4, 6
+#define ODDS 1, 3, 5, 7
+#define ILO 0, 4, 1, 5
+#define IHI 2, 6, 3, 7
+#define SUF portable
+#define K_TARGET
+#define STORE_PART(dst, v, n)                   \
+	do {                                    \
+		for (int l_ = 0; l_ < (n); l_++) \
+			(dst)[l_] = (v)[l_];    \
+	} while (0)
+#include "k-winograd-body.h"
+#undef VL
+#undef EVENS
+#undef ODDS
+#undef ILO
+#undef IHI
+#undef SUF
+#undef K_TARGET
+#undef STORE_PART
+
+#if defined(K_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__))
+#define VL 8
+#define EVENS 0, 2, 4, 6, 8, 10, 12, 14
+#define ODDS 1, 3, 5, 7, 9, 11, 13, 15
+#define ILO 0, 8, 1, 9, 2, 10, 3, 11
+#define IHI 4, 12, 5, 13, 6, 14, 7, 15
+#define SUF avx2
+#define K_TARGET __attribute__((target("avx2,fma")))
+#define STORE_PART(dst, v, n)                                                                               \
+	_mm256_maskstore_ps((dst),                                                                          \
+	                    _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)), \
+	                    (__m256)(v))
+#include "k-winograd-body.h"
+#undef VL
+#undef EVENS
+#undef ODDS
+#undef ILO
+#undef IHI
+#undef SUF
+#undef K_TARGET
+#undef STORE_PART
+#endif
+
+#if defined(K_HAVE_AVX512) && (defined(__x86_64__) || defined(__i386__))
+#define VL 16
+#define EVENS 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30
+#define ODDS 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31
+#define ILO 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23
+#define IHI 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31
+#define SUF avx512
+#define K_TARGET __attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx2,fma")))
+#define STORE_PART(dst, v, n) _mm512_mask_storeu_ps((dst), (__mmask16)((1u << (n)) - 1u), (__m512)(v))
+#include "k-winograd-body.h"
+#undef VL
+#undef EVENS
+#undef ODDS
+#undef ILO
+#undef IHI
+#undef SUF
+#undef K_TARGET
+#undef STORE_PART
+#endif
+
+/*
+ * The transforms for level isa and tile rows of tw tiles. Lanes are the
+ * tiles of one row, so a vector much wider than the row is mostly wasted:
+ * rows under 12 tiles take the 8-lane transforms and rows under 6 the
+ * 4-lane ones (a lower level's, which the CPU also runs). On the 13x13
+ * layers at F(4,3), 4 tiles a row, that made the layer 1.3 times faster;
+ * cuts at 4, 8, 12, 16 and 32 tiles were tried, 12 was best or tied on
+ * every shape measured.
+ */
+static const wino_level *
+level_of(k_isa isa, int64_t tw)
+{
+	static const wino_level portable = { input_block_portable, output_block_portable };
+	int lanes = 12;
+#if defined(K_HAVE_AVX512) && (defined(__x86_64__) || defined(__i386__))
+	static const wino_level avx512 = { input_block_avx512, output_block_avx512 };
+	if (isa == K_ISA_AVX512 && tw >= lanes)
+		return &avx512;
+#endif
+#if defined(K_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__))
+	static const wino_level avx2 = { input_block_avx2, output_block_avx2 };
+	if (isa >= K_ISA_AVX2 && tw >= lanes / 2)
+		return &avx2;
+#endif
+	(void)tw;
+	return &portable;
+}
+
+/* ---- choosing ---- */
+
+static int forced = -1;
+
+void
+k_winograd_force(int m)
+{
+	forced = m;
+}
+
+bool
+k_winograd_fits(const k_window *w)
+{
+	if (w->spatial != 2 || (w->groups > 1) || w->in_channels < 1 || w->out_channels < 1 || w->batch < 1)
+		return false;
+	for (int i = 0; i < 2; i++) {
+		if (w->kernel[i] != 3 || w->stride[i] != 1 || w->dilation[i] != 1 || w->pad_begin[i] < 0 ||
+		    w->pad_end[i] < 0 || w->out[i] < 1 || w->in[i] < 1)
+			return false;
+	}
+	/* Sizes far beyond any network's keep to the other paths. */
+	return w->in_channels <= 65536 && w->out_channels <= 65536 && w->in[0] * w->in[1] <= (INT64_C(1) << 26);
+}
+
+int
+k_winograd_chosen(const k_window *w, k_isa isa)
+{
+	if (!k_winograd_fits(w) || k_gemm_kernel_of(isa) == NULL || k_conv_direct_chosen(w) != K_DIRECT_NONE)
+		return 0;
+	int m = forced;
+	/* STRATA_WINOGRAD (off, 2, 4; anything else: the rule below) does what
+	 * k_winograd_force does, for whole-network comparisons; read at
+	 * prepare, where this is called. */
+	const char *env = getenv("STRATA_WINOGRAD");
+	if (m < 0 && env != NULL) {
+		if (strcmp(env, "off") == 0 || strcmp(env, "0") == 0)
+			m = 0;
+		else if (strcmp(env, "2") == 0 || strcmp(env, "4") == 0)
+			m = env[0] - '0';
+	}
+	if (m >= 0)
+		return m == 2 || m == 4 ? m : 0;
+	/*
+	 * Measured on Zen 4 (bench-gemm --winograd, docs/performance.md), one
+	 * thread, against the direct kernel. F(4,3)'s error grows with the
+	 * input channels (3.9e-6 of the agreement scale at 256, 6e-6 at 512,
+	 * the bound being 1e-5), so it is kept to 256; F(2,3) is as accurate
+	 * as the direct kernel. With AVX-512: F(4,3) won at 55x55 and 56x56
+	 * (1.35 to 1.85 times), with 128 and 256 channels at 28x28 and 14x14
+	 * (1.8) and on the 13x13 layers with 192 and 256 outputs (1.3); F(2,3)
+	 * at 27x27 with 32 channels (1.3) and at 7x7 with 512 (1.4, where
+	 * F(4,3) has too few tiles); 64 to 64 channels at 14x14 lost. With AVX2
+	 * and the portable level, whose direct kernels are slower, Winograd
+	 * won on every shape measured, F(4,3) from 13x13 up.
+	 */
+	if (w->in_channels < 16 || w->out_channels < 16)
+		return 0;
+	int64_t area = w->out[0] * w->out[1];
+	if (w->in_channels > 256)
+		return 2;
+	if (isa != K_ISA_AVX512)
+		return area >= 13 * 13 ? 4 : w->in_channels > 64 ? 2 : 0;
+	if (w->in_channels > 64)
+		return area >= 13 * 13 ? 4 : 2;
+	if (area >= 48 * 48)
+		return 4;
+	if (area >= 20 * 20)
+		return 2;
+	return area >= 13 * 13 && w->out_channels >= 128 ? 4 : 0;
+}
+
+/* ---- planning ---- */
+
+static const k_gemm_kernel *
+kernel_for(const k_window *w, int m, k_isa isa)
+{
+	int64_t tiles = div_up(w->out[0], m) * div_up(w->out[1], m);
+	return k_gemm_kernel_for(isa, w->out_channels, tiles);
+}
+
+/* Plans for `threads` threads with kernel kr: blocks as large as
+ * BLOCK_TARGET_BYTES allows, cut finer while there are fewer tasks than
+ * threads, first along the tiles, then along the output channels. */
+static void
+wplan_make(const k_window *w, const k_gemm_kernel *kr, int m, int threads, wplan *p)
+{
+	*p = (wplan){ .kr = kr, .m = m, .alpha = m + 2, .a2 = (m + 2) * (m + 2), .nr = kr->nr, .mr = kr->mr };
+	k_geometry *g = &p->g;
+	k_geometry_expand(w, g);
+	int64_t cin = g->in_channels, cout = g->out_channels, nr = p->nr, mr = p->mr;
+	p->th = div_up(g->out[1], m);
+	p->tw = div_up(g->out[2], m);
+	p->tiles = p->th * p->tw;
+	int64_t per_tile = p->a2 * (cin + round_up(cout, mr)) * (int64_t)sizeof(float);
+	int64_t block = BLOCK_TARGET_BYTES / per_tile / nr * nr;
+	if (block < nr)
+		block = nr;
+	block = min64(block, round_up(p->tiles, nr));
+	if (g->batch < threads) {
+		int64_t want = round_up(div_up(p->tiles, div_up(threads, g->batch)), nr);
+		block = min64(block, want);
+	}
+	p->block = block;
+	p->blocks = div_up(p->tiles, block);
+	p->tr = block;
+	p->mblocks = 1;
+	if (g->batch * p->blocks < threads && cout >= 2 * mr) {
+		p->mblocks = min64(div_up(threads, g->batch * p->blocks), cout / mr);
+	}
+	p->mblock = round_up(div_up(cout, p->mblocks), mr);
+	p->mblocks = div_up(cout, p->mblock);
+	p->mrows = p->mblock;
+	p->tasks = g->batch * p->blocks * p->mblocks;
+	p->rowlen = round_up(p->tw + 1 + VL_MAX, 16);
+	p->v_floats = (size_t)round_up(p->a2 * cin * p->tr, 16);
+	p->prod_floats = (size_t)round_up(p->a2 * p->mrows * p->tr + VL_MAX, 16);
+	/* Phase rows of every input row a block reads, then one line buffer. */
+	int64_t trows = min64(p->th, p->block / p->tw + 2);
+	p->phase_floats = (size_t)round_up((m * trows + 2) * m * p->rowlen + m * p->rowlen, 16);
+	p->slot_floats = p->v_floats + p->prod_floats + p->phase_floats;
+}
+
+/* The threads a run uses: as many as the pool has, up to the slots prepared. */
+static int
+threads_used(int slots, const st_exec_ctx *ctx)
+{
+	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	if (threads > slots)
+		threads = slots;
+	return threads < 1 ? 1 : threads;
+}
+
+/* ---- packing ---- */
+
+size_t
+k_winograd_packed_bytes(const k_window *w, int m, k_isa isa)
+{
+	const k_gemm_kernel *kr = kernel_for(w, m, isa);
+	int64_t a2 = (m + 2) * (m + 2);
+	return sizeof(wino_head) + (size_t)(a2 * round_up(w->out_channels, kr->mr) * w->in_channels) * sizeof(float);
+}
+
+void
+k_winograd_pack(const k_window *w, int m, k_isa isa, const float *weights, void *packed)
+{
+	assert(m == 2 || m == 4);
+	const k_gemm_kernel *kr = kernel_for(w, m, isa);
+	int alpha = m + 2;
+	int64_t cin = w->in_channels, cout = w->out_channels, mr = kr->mr, cout_r = round_up(cout, mr);
+	wino_head *h = packed;
+	*h = (wino_head){ .magic = WINO_MAGIC, .isa = (int32_t)isa, .m = m, .nr = kr->nr, .cin = cin,
+		          .cout = cout, .cout_r = cout_r, .freq_floats = cout_r * cin };
+	float *u = (float *)(h + 1);
+	/* Rows past cout are zero, so that whole tiles can run on them. */
+	memset(u, 0, (size_t)(alpha * alpha * h->freq_floats) * sizeof *u);
+	const double *gm = m == 2 ? &wino_g2[0][0] : &wino_g4[0][0];
+	for (int64_t o = 0; o < cout; o++) {
+		for (int64_t c = 0; c < cin; c++) {
+			const float *f = weights + (o * cin + c) * 9;
+			/* G f G^T in double, rounded once. */
+			double t[6][3];
+			for (int i = 0; i < alpha; i++)
+				for (int b = 0; b < 3; b++)
+					t[i][b] = gm[i * 3] * f[b] + gm[i * 3 + 1] * f[3 + b] + gm[i * 3 + 2] * f[6 + b];
+			int64_t at = (o / mr) * cin * mr + c * mr + o % mr;
+			for (int i = 0; i < alpha; i++)
+				for (int k = 0; k < alpha; k++) {
+					double s = t[i][0] * gm[k * 3] + t[i][1] * gm[k * 3 + 1] + t[i][2] * gm[k * 3 + 2];
+					u[(i * alpha + k) * h->freq_floats + at] = (float)s;
+				}
+		}
+	}
+}
+
+bool
+k_winograd_is_packed(const void *packed)
+{
+	const wino_head *h = packed;
+	return h != NULL && h->magic == WINO_MAGIC;
+}
+
+size_t
+k_winograd_scratch_bytes(const k_window *w, int m, k_isa isa, int slots)
+{
+	const k_gemm_kernel *kr = kernel_for(w, m, isa);
+	size_t most = 0;
+	for (int t = 1; t <= slots || t == 1; t++) {
+		wplan p;
+		wplan_make(w, kr, m, t, &p);
+		size_t bytes = p.slot_floats * sizeof(float) * (size_t)t;
+		most = bytes > most ? bytes : most;
+	}
+	return most;
+}
+
+/* ---- running ---- */
+
+typedef struct wargs {
+	const wplan *p;
+	const wino_level *lv;
+	const float *u;  /* the first frequency's panels */
+	int64_t freq_floats;
+	const float *x, *bias;
+	float *y;
+	float *scratch;
+	int64_t chunks;
+} wargs;
+
+/* Tasks [t0, t1) on one slot; the input is transformed again only when the
+ * block of tiles changes. */
+static void
+wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
+{
+	const wplan *p = a->p;
+	const k_geometry *g = &p->g;
+	const k_gemm_kernel *kr = p->kr;
+	int64_t nr = p->nr, mr = p->mr, cin = g->in_channels, tr = p->tr;
+	float *v = slot, *prod = v + p->v_floats, *phase = prod + p->prod_floats;
+	int64_t have = -1;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t mb = t % p->mblocks, field = t / p->mblocks;
+		int64_t blk = field % p->blocks, n = field / p->blocks;
+		int64_t b0 = blk * p->block, b1 = min64(b0 + p->block, p->tiles);
+		int64_t panels = div_up(b1 - b0, nr);
+		if (have != field) {
+			a->lv->input(p, a->x + n * cin * g->in_size, b0, b1, v, phase);
+			/* The columns of the last panel past the block: zero, so that
+			 * the products there stay finite (they are never read). */
+			int64_t used = (b1 - b0) - (panels - 1) * nr;
+			if (used < nr) {
+				for (int f = 0; f < p->a2; f++)
+					for (int64_t c = 0; c < cin; c++)
+						memset(v + f * cin * tr + (panels - 1) * cin * nr + c * nr + used, 0,
+						       (size_t)(nr - used) * sizeof *v);
+			}
+			have = field;
+		}
+		int64_t m0 = mb * p->mblock, m1 = min64(m0 + p->mblock, g->out_channels);
+		for (int f = 0; f < p->a2; f++) {
+			const float *u = a->u + f * a->freq_floats;
+			for (int64_t q = 0; q < panels; q++) {
+				k_tile tile = { .depth = cin, .b = v + f * cin * tr + q * cin * nr, .ldc = tr };
+				for (int64_t i = m0; i < m1; i += mr) {
+					tile.a = u + (i / mr) * cin * mr;
+					tile.c = prod + f * p->mrows * tr + (i - m0) * tr + q * nr;
+					kr->tile(&tile);
+				}
+			}
+		}
+		a->lv->output(p, prod, b0, b1, m0, m1, a->bias, a->y + n * g->out_channels * g->out_size);
+	}
+}
+
+static void
+wino_chunks(void *arg, int64_t c0, int64_t c1)
+{
+	const wargs *a = arg;
+	for (int64_t c = c0; c < c1; c++) {
+		int64_t t0 = c * a->p->tasks / a->chunks, t1 = (c + 1) * a->p->tasks / a->chunks;
+		wino_tasks(a, t0, t1, a->scratch + (size_t)c * a->p->slot_floats);
+	}
+}
+
+void
+k_winograd(const k_window *w, const void *packed, const float *x, const float *bias, float *y, void *scratch,
+           int slots, const st_exec_ctx *ctx)
+{
+	const wino_head *h = packed;
+	assert(k_winograd_is_packed(h) && h->cin == w->in_channels && h->cout == w->out_channels);
+	const k_gemm_kernel *kr = k_gemm_kernel_by_width((k_isa)h->isa, h->nr);
+	assert(kr != NULL);
+	int threads = threads_used(slots, ctx);
+	wplan p;
+	wplan_make(w, kr, h->m, threads, &p);
+	wargs a = { .p = &p, .lv = level_of((k_isa)h->isa, p.tw), .u = (const float *)(h + 1), .freq_floats = h->freq_floats,
+		    .x = x, .bias = bias, .y = y, .scratch = scratch };
+	a.chunks = min64(p.tasks, threads);
+	k_parallel_for(ctx, a.chunks, 1, wino_chunks, &a);
+}
