@@ -433,8 +433,9 @@ k_conv_packed(const k_window *w, const float *x, const float *weights, const voi
 	conv_plan p;
 	conv_plan_make(w, threads, &p);
 	conv_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .y = y, .scratch = scratch };
-	/* Paths that take the weights as they are (direct, reference) come
-	 * first; own_gemm and k_conv_packed_bytes leave them alone. */
+	/* Filters k_conv_pack transformed for Winograd say so in their header;
+	 * then the paths that take the weights as they are (direct, reference),
+	 * which own_gemm and k_conv_packed_bytes leave alone. */
 	if (packed != NULL && k_winograd_is_packed(packed)) {
 		k_winograd(w, packed, x, bias, y, scratch, slots, ctx);
 	} else if (p.direct) {
