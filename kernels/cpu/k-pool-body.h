@@ -4,6 +4,9 @@
  *   PB_TARGET      the function attribute that selects the instruction set
  *   PB_LANES       floats per vector: 16, 8 or 4
  *   PB_MAX(x, m)   lane by lane x > m ? x : m (so a NaN in x leaves m)
+ *   PB_LOAD_PART(p, n, fill)  a vector of p[0 .. n) then fill, for
+ *                  0 < n < PB_LANES, reading nothing past p[n - 1]
+ *   PB_STORE_PART(p, v, n)  stores lanes 0 .. n) of v at p, 0 < n < PB_LANES
  * and, before the first inclusion, the argument structures the loops read
  * (pool_fast_args, global_args), taps() and PB_ROW_MAX. */
 
@@ -77,6 +80,23 @@ PB_NAME(reduce_column)(const float *src, int64_t pitch, int64_t rows, int64_t n,
 			dst[j] = empty;
 		return;
 	}
+	/* The common kernel heights get loops of their own, whose loads do not
+	 * wait on a loop over the rows. */
+	if (rows == 3) {
+		const float *s0 = src, *s1 = src + pitch, *s2 = src + 2 * pitch;
+		for (; j + L <= n; j += L) {
+			PB_VEC v0 = PB_NAME(load)(s0 + j), v1 = PB_NAME(load)(s1 + j), v2 = PB_NAME(load)(s2 + j);
+			PB_VEC acc = max ? PB_MAX(v2, PB_MAX(v1, PB_MAX(v0, PB_NAME(splat)(empty)))) : v0 + v1 + v2;
+			PB_NAME(store)(dst + j, acc);
+		}
+	} else if (rows == 2) {
+		const float *s0 = src, *s1 = src + pitch;
+		for (; j + L <= n; j += L) {
+			PB_VEC v0 = PB_NAME(load)(s0 + j), v1 = PB_NAME(load)(s1 + j);
+			PB_VEC acc = max ? PB_MAX(v1, PB_MAX(v0, PB_NAME(splat)(empty))) : v0 + v1;
+			PB_NAME(store)(dst + j, acc);
+		}
+	}
 	for (; j + L <= n; j += L) {
 		PB_VEC acc = PB_NAME(splat)(empty);
 		for (int64_t r = 0; r < rows; r++) {
@@ -85,11 +105,39 @@ PB_NAME(reduce_column)(const float *src, int64_t pitch, int64_t rows, int64_t n,
 		}
 		PB_NAME(store)(dst + j, acc);
 	}
-	for (; j < n; j++) {
-		float acc = empty;
-		for (int64_t r = 0; r < rows; r++)
-			acc = max ? PB_NAME(max1)(src[r * pitch + j], acc) : acc + src[r * pitch + j];
-		dst[j] = acc;
+	/* The last few columns in one vector whose dead lanes hold the empty
+	 * value: stored whole, they are what the buffer holds past the row. */
+	if (j < n) {
+		PB_VEC acc = PB_NAME(splat)(empty);
+		for (int64_t r = 0; r < rows; r++) {
+			PB_VEC v = PB_LOAD_PART(src + r * pitch + j, n - j, empty);
+			acc = max ? PB_MAX(v, acc) : acc + v;
+		}
+		PB_NAME(store)(dst + j, acc);
+	}
+}
+
+/* One output row from its reduced row buffer: whole vectors of outputs,
+ * the last one partly stored (the buffer holds all that its loads reach).
+ * An average scales output ow by scale[ow] (its columns) * row_scale. */
+PB_FN void
+PB_NAME(pool_row)(const float *buf, int64_t out_w, int64_t kw, int64_t sw, bool max, const float *scale,
+                  float row_scale, float *row)
+{
+	PB_VEC rs = PB_NAME(splat)(row_scale);
+	for (int64_t ow = 0; ow < out_w; ow += L) {
+		const float *at = buf + ow * sw;
+		PB_VEC v = PB_NAME(load_step)(at, sw);
+		for (int64_t k = 1; k < kw; k++) {
+			PB_VEC u = PB_NAME(load_step)(at + k, sw);
+			v = max ? PB_MAX(u, v) : v + u;
+		}
+		if (!max)
+			v *= PB_NAME(load)(scale + ow) * rs;
+		if (ow + L <= out_w)
+			PB_NAME(store)(row + ow, v);
+		else
+			PB_STORE_PART(row + ow, v, out_w - ow);
 	}
 }
 
@@ -98,7 +146,10 @@ PB_NAME(reduce_column)(const float *src, int64_t pitch, int64_t rows, int64_t n,
  * stride of 1 or 2. Per output row, the input rows its windows cover are
  * reduced into the middle of a row buffer whose ends hold the empty value
  * where the padding lies, so that every window then reduces kernel-width
- * neighbours of that buffer with no bounds to check.
+ * neighbours of that buffer with no bounds to check. A group of output rows
+ * is reduced before the windows read it: reading a row straight after its
+ * stores, at other offsets, stalls on store forwarding and cost more than
+ * the rest of the work.
  */
 static PB_TARGET void
 PB_NAME(pool_planes)(void *arg, int64_t p0, int64_t p1)
@@ -109,15 +160,22 @@ PB_NAME(pool_planes)(void *arg, int64_t p0, int64_t p1)
 	float empty = max ? -FLT_MAX : 0.0f;
 	int64_t in_w = g->in[2], out_w = g->out[2], kw = g->kernel[2], sw = g->stride[2];
 	int64_t pad = g->pad[2];
-	float buf[PB_ROW_MAX + 4 * 16], scale[PB_ROW_MAX];
-	/* Everything the windows and the vector loads past the last one reach. */
+	float bufs[PB_GROUP_FLOATS], scale[PB_ROW_MAX + 16], row_scales[PB_GROUP_ROWS];
+	/* Everything the windows, the vector loads past the last one and the
+	 * last vector of reduce_column reach, rounded to whole vectors. */
 	int64_t reach = sw * out_w + kw + 2 * L;
-	if (reach < pad + in_w)
-		reach = pad + in_w;
-	for (int64_t i = 0; i < pad; i++)
-		buf[i] = empty;
-	for (int64_t i = pad + in_w; i < reach; i++)
-		buf[i] = empty;
+	if (reach < pad + in_w + L)
+		reach = pad + in_w + L;
+	reach = (reach + L - 1) / L * L;
+	int64_t group = PB_GROUP_FLOATS / reach;
+	group = group > PB_GROUP_ROWS ? PB_GROUP_ROWS : group;
+	for (int64_t r = 0; r < group; r++) {
+		float *buf = bufs + r * reach;
+		for (int64_t i = 0; i < pad; i++)
+			buf[i] = empty;
+		for (int64_t i = pad + in_w; i < reach; i++)
+			buf[i] = empty;
+	}
 	/* An average divides by the taps counted on each axis (taps() of k-pool.c). */
 	if (!max) {
 		for (int64_t ow = 0; ow < out_w; ow++) {
@@ -125,38 +183,53 @@ PB_NAME(pool_planes)(void *arg, int64_t p0, int64_t p1)
 			int64_t count = a->count_include_pad ? r.padded : r.hi - r.lo;
 			scale[ow] = count ? 1.0f / (float)count : 0.0f;
 		}
+		for (int64_t ow = out_w; ow < out_w + L; ow++)
+			scale[ow] = 0;
 	}
+	/* Rows [h_lo, h_hi) have all their taps in the input; only the others
+	 * need taps(), whose divisions would cost more than a small row. */
+	int64_t kh = g->kernel[1], h_lo = (g->pad[1] + g->stride[1] - 1) / g->stride[1];
+	int64_t h_hi = g->in[1] + g->pad[1] - kh < 0 ? 0 : (g->in[1] + g->pad[1] - kh) / g->stride[1] + 1;
+	h_hi = h_hi < g->out[1] ? h_hi : g->out[1];
+	const tap_range full = { 0, kh, kh };
 	for (int64_t plane = p0; plane < p1; plane++) {
 		const float *in = a->x + plane * g->in_size;
 		float *out = a->y + plane * g->out_size;
-		for (int64_t oh = 0; oh < g->out[1]; oh++) {
-			tap_range rh = taps(g, 1, oh);
-			int64_t ih0 = oh * g->stride[1] - g->pad[1] + rh.lo;
-			PB_NAME(reduce_column)(in + ih0 * in_w, in_w, rh.hi - rh.lo, in_w, max, buf + pad);
-			float row_scale = 0;
-			if (!max) {
+		for (int64_t oh0 = 0; oh0 < g->out[1]; oh0 += group) {
+			int64_t oh1 = oh0 + group < g->out[1] ? oh0 + group : g->out[1];
+			for (int64_t oh = oh0; oh < oh1; oh++) {
+				tap_range rh = oh >= h_lo && oh < h_hi ? full : taps(g, 1, oh);
+				int64_t ih0 = oh * g->stride[1] - g->pad[1] + rh.lo;
+				/* Two calls, so that each inlined copy knows its mode. */
+				float *dst = bufs + (oh - oh0) * reach + pad;
+				if (max)
+					PB_NAME(reduce_column)(in + ih0 * in_w, in_w, rh.hi - rh.lo, in_w, true, dst);
+				else
+					PB_NAME(reduce_column)(in + ih0 * in_w, in_w, rh.hi - rh.lo, in_w, false, dst);
 				int64_t count = a->count_include_pad ? rh.padded : rh.hi - rh.lo;
-				row_scale = count ? 1.0f / (float)count : 0.0f;
+				row_scales[oh - oh0] = count ? 1.0f / (float)count : 0.0f;
 			}
-			float *row = out + oh * out_w;
-			int64_t ow = 0;
-			for (; ow + L <= out_w; ow += L) {
-				const float *at = buf + ow * sw;
-				PB_VEC v = PB_NAME(load_step)(at, sw);
-				for (int64_t k = 1; k < kw; k++) {
-					PB_VEC u = PB_NAME(load_step)(at + k, sw);
-					v = max ? PB_MAX(u, v) : v + u;
-				}
-				if (!max)
-					v *= PB_NAME(load)(scale + ow) * PB_NAME(splat)(row_scale);
-				PB_NAME(store)(row + ow, v);
-			}
-			for (; ow < out_w; ow++) {
-				const float *at = buf + ow * sw;
-				float v = at[0];
-				for (int64_t k = 1; k < kw; k++)
-					v = max ? PB_NAME(max1)(at[k], v) : v + at[k];
-				row[ow] = max ? v : v * (scale[ow] * row_scale);
+			/* The common windows get copies with their sizes fixed, which
+			 * the compiler unrolls. */
+			for (int64_t oh = oh0; oh < oh1; oh++) {
+				const float *buf = bufs + (oh - oh0) * reach;
+				float *row = out + oh * out_w, rs = row_scales[oh - oh0];
+				if (max && kw == 3 && sw == 2)
+					PB_NAME(pool_row)(buf, out_w, 3, 2, true, scale, rs, row);
+				else if (max && kw == 2 && sw == 2)
+					PB_NAME(pool_row)(buf, out_w, 2, 2, true, scale, rs, row);
+				else if (max && kw == 3 && sw == 1)
+					PB_NAME(pool_row)(buf, out_w, 3, 1, true, scale, rs, row);
+				else if (max)
+					PB_NAME(pool_row)(buf, out_w, kw, sw, true, scale, rs, row);
+				else if (kw == 3 && sw == 2)
+					PB_NAME(pool_row)(buf, out_w, 3, 2, false, scale, rs, row);
+				else if (kw == 2 && sw == 2)
+					PB_NAME(pool_row)(buf, out_w, 2, 2, false, scale, rs, row);
+				else if (kw == 3 && sw == 1)
+					PB_NAME(pool_row)(buf, out_w, 3, 1, false, scale, rs, row);
+				else
+					PB_NAME(pool_row)(buf, out_w, kw, sw, false, scale, rs, row);
 			}
 		}
 	}

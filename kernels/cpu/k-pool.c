@@ -296,8 +296,11 @@ typedef struct global_args {
 	float *y;
 } global_args;
 
-/* The row buffer of the 2-D loops, on the stack. */
+/* The row buffers of the 2-D loops, on the stack: up to 8 rows at once,
+ * fewer when they are long (at least one of ROW_MAX floats and slack). */
 #define PB_ROW_MAX ROW_MAX
+#define PB_GROUP_ROWS 8
+#define PB_GROUP_FLOATS (4 * ROW_MAX)
 
 #define PB_CAT2(a, b) a##_##b
 #define PB_CAT(a, b) PB_CAT2(a, b)
@@ -308,32 +311,78 @@ typedef struct global_args {
 #define PB_TARGET __attribute__((target("avx512f,avx512vl,avx2,fma")))
 #define PB_LANES 16
 #define PB_MAX(x, m) ((vec_avx512)_mm512_max_ps((__m512)(x), (__m512)(m)))
+#define PB_LOAD_PART(p, n, fill) \
+	((vec_avx512)_mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << (n)) - 1), (p)))
+#define PB_STORE_PART(p, v, n) _mm512_mask_storeu_ps((p), (__mmask16)((1u << (n)) - 1), (__m512)(v))
 #include "k-pool-body.h"
 #undef PB_SUFFIX
 #undef PB_TARGET
 #undef PB_LANES
 #undef PB_MAX
+#undef PB_LOAD_PART
+#undef PB_STORE_PART
 #endif
 
 #if PB_X86 && defined(K_HAVE_AVX2)
+/* p[0 .. n) then fill, for 0 < n < 8, through a masked load that reads
+ * nothing past p[n - 1]. */
+static inline __attribute__((always_inline, target("avx2,fma"))) __m256
+pool_load_part_avx2(const float *p, int64_t n, float fill)
+{
+	__m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+	__m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), lanes);
+	return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, live), _mm256_castsi256_ps(live));
+}
+
+/* Stores lanes [0, n) of v at p, 0 < n < 8, writing nothing past p[n - 1]. */
+static inline __attribute__((always_inline, target("avx2,fma"))) void
+pool_store_part_avx2(float *p, __m256 v, int64_t n)
+{
+	__m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+	_mm256_maskstore_ps(p, live, v);
+}
+
 #define PB_SUFFIX avx2
 #define PB_TARGET __attribute__((target("avx2,fma")))
 #define PB_LANES 8
 #define PB_MAX(x, m) ((vec_avx2)_mm256_max_ps((__m256)(x), (__m256)(m)))
+#define PB_LOAD_PART(p, n, fill) ((vec_avx2)pool_load_part_avx2((p), (n), (fill)))
+#define PB_STORE_PART(p, v, n) pool_store_part_avx2((p), (__m256)(v), (n))
 #include "k-pool-body.h"
 #undef PB_SUFFIX
 #undef PB_TARGET
 #undef PB_LANES
 #undef PB_MAX
+#undef PB_LOAD_PART
+#undef PB_STORE_PART
 #endif
 
+typedef float pb_v4 __attribute__((vector_size(16)));
 typedef int32_t pb_v4i __attribute__((vector_size(16)));
+
 /* x > m ? x : m without instructions of one machine (a NaN compares false). */
-#define PB_MAX(x, m)                                                               \
-	__extension__({                                                            \
-		pb_v4i larger_ = (x) > (m);                                        \
-		(vec_portable)(((pb_v4i)(x) & larger_) | ((pb_v4i)(m) & ~larger_)); \
+static inline pb_v4
+pool_max_portable(pb_v4 x, pb_v4 m)
+{
+	pb_v4i larger = x > m;
+	return (pb_v4)(((pb_v4i)x & larger) | ((pb_v4i)m & ~larger));
+}
+
+#define PB_MAX(x, m) pool_max_portable((x), (m))
+/* p[0 .. n) then fill, lane by lane. */
+#define PB_LOAD_PART(p, n, fill)                                      \
+	__extension__({                                               \
+		vec_portable part_ = { (fill), (fill), (fill), (fill) }; \
+		memcpy(&part_, (p), (size_t)(n) * sizeof(float));      \
+		part_;                                                \
 	})
+/* Three lanes at most: plain stores beat a call to memcpy. */
+#define PB_STORE_PART(p, v, n)                          \
+	do {                                            \
+		vec_portable whole_ = (v);              \
+		for (int64_t lane_ = 0; lane_ < (n); lane_++) \
+			(p)[lane_] = whole_[lane_];     \
+	} while (0)
 #define PB_SUFFIX portable
 #define PB_TARGET
 #define PB_LANES 4
@@ -342,6 +391,8 @@ typedef int32_t pb_v4i __attribute__((vector_size(16)));
 #undef PB_TARGET
 #undef PB_LANES
 #undef PB_MAX
+#undef PB_LOAD_PART
+#undef PB_STORE_PART
 
 typedef struct pool_variant {
 	st_range_fn pool_planes, global_planes;
@@ -423,7 +474,9 @@ k_global_pool_with(k_isa isa, int64_t planes, int64_t size, k_pool_mode mode, co
 	if (!k_cpu_isa_supported(isa) || variants[isa].global_planes == NULL)
 		return false;
 	global_args a = { size, mode, x, y };
-	k_parallel_for(ctx, planes, size >= 16384 ? 1 : 16384 / (size + 1) + 1, variants[isa].global_planes, &a);
+	/* The loops read some 20 GB/s: a piece under 64 k elements (a few
+	 * microseconds) costs less than waking a thread for it. */
+	k_parallel_for(ctx, planes, size >= 65536 ? 1 : 65536 / (size + 1) + 1, variants[isa].global_planes, &a);
 	return true;
 }
 
