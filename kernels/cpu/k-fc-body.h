@@ -20,24 +20,41 @@ FB_NAME(load)(const float *p)
 	return v;
 }
 
+/* The sum of v's lanes, halving the width at each step: fewer dependent
+ * adds than lane after lane, which showed with a sum per output. */
+FB_FN float
+FB_NAME(sum)(FB_VEC v)
+{
+	float lanes[FB_LANES];
+	memcpy(lanes, &v, sizeof lanes);
+	FB_UNROLL
+	for (int width = FB_LANES / 2; width >= 1; width /= 2) {
+		FB_UNROLL
+		for (int l = 0; l < width; l++)
+			lanes[l] += lanes[l + width];
+	}
+	return lanes[0];
+}
+
 /*
  * Output columns [j0, j1) of a fully connected layer with N (1 to 3) input
  * rows: y[i, j] = x[i, :] . w[j, :] + bias[j]. The product is bound by
- * reading w, so four weight rows stream at once (enough for the prefetchers
- * to keep the memory busy) and each weight vector serves all N inputs.
+ * reading w, so R weight rows (at most 8) stream at once and each weight
+ * vector serves all N inputs; one input row takes 8 weight rows, which
+ * measured some 8% faster than 4 (software prefetching measured no gain).
  */
 FB_FN void
-FB_NAME(fc_block)(const fc_rows_args *a, int64_t j0, int64_t j1, int n)
+FB_NAME(fc_block)(const fc_rows_args *a, int64_t j0, int64_t j1, int n, int R)
 {
 	int64_t k = a->k, m = a->m;
 	int64_t j = j0;
-	for (; j + 4 <= j1; j += 4) {
+	for (; j + R <= j1; j += R) {
 		const float *w = a->w + j * k;
-		FB_VEC acc[3][4];
+		FB_VEC acc[3][8];
 		FB_UNROLL
 		for (int i = 0; i < n; i++)
 			FB_UNROLL
-			for (int r = 0; r < 4; r++)
+			for (int r = 0; r < R; r++)
 				acc[i][r] = (FB_VEC){ 0 };
 		int64_t t = 0;
 		for (; t + FB_LANES <= k; t += FB_LANES) {
@@ -46,7 +63,7 @@ FB_NAME(fc_block)(const fc_rows_args *a, int64_t j0, int64_t j1, int n)
 			for (int i = 0; i < n; i++)
 				xv[i] = FB_NAME(load)(a->x + i * k + t);
 			FB_UNROLL
-			for (int r = 0; r < 4; r++) {
+			for (int r = 0; r < R; r++) {
 				FB_VEC wv = FB_NAME(load)(w + r * k + t);
 				FB_UNROLL
 				for (int i = 0; i < n; i++)
@@ -54,10 +71,8 @@ FB_NAME(fc_block)(const fc_rows_args *a, int64_t j0, int64_t j1, int n)
 			}
 		}
 		for (int i = 0; i < n; i++) {
-			for (int r = 0; r < 4; r++) {
-				float s = 0;
-				for (int l = 0; l < FB_LANES; l++)
-					s += acc[i][r][l];
+			for (int r = 0; r < R; r++) {
+				float s = FB_NAME(sum)(acc[i][r]);
 				for (int64_t u = t; u < k; u++)
 					s += a->x[i * k + u] * w[r * k + u];
 				a->y[i * m + j + r] = s + (a->bias ? a->bias[j + r] : 0.0f);
@@ -78,9 +93,7 @@ FB_NAME(fc_block)(const fc_rows_args *a, int64_t j0, int64_t j1, int n)
 				acc[i] = FB_FMA(wv, FB_NAME(load)(a->x + i * k + t), acc[i]);
 		}
 		for (int i = 0; i < n; i++) {
-			float s = 0;
-			for (int l = 0; l < FB_LANES; l++)
-				s += acc[i][l];
+			float s = FB_NAME(sum)(acc[i]);
 			for (int64_t u = t; u < k; u++)
 				s += a->x[i * k + u] * w[u];
 			a->y[i * m + j] = s + (a->bias ? a->bias[j] : 0.0f);
@@ -88,18 +101,18 @@ FB_NAME(fc_block)(const fc_rows_args *a, int64_t j0, int64_t j1, int n)
 	}
 }
 
-/* Blocks [b0, b1) of four output columns. */
+/* Blocks [b0, b1) of eight output columns. */
 static FB_TARGET void
 FB_NAME(fc_rows)(void *arg, int64_t b0, int64_t b1)
 {
 	const fc_rows_args *a = arg;
-	int64_t j0 = 4 * b0, j1 = 4 * b1 < a->m ? 4 * b1 : a->m;
+	int64_t j0 = 8 * b0, j1 = 8 * b1 < a->m ? 8 * b1 : a->m;
 	if (a->n == 1)
-		FB_NAME(fc_block)(a, j0, j1, 1);
+		FB_NAME(fc_block)(a, j0, j1, 1, 8);
 	else if (a->n == 2)
-		FB_NAME(fc_block)(a, j0, j1, 2);
+		FB_NAME(fc_block)(a, j0, j1, 2, 4);
 	else
-		FB_NAME(fc_block)(a, j0, j1, 3);
+		FB_NAME(fc_block)(a, j0, j1, 3, 4);
 }
 
 #undef FB_VEC

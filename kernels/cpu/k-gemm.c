@@ -154,6 +154,9 @@ fc_own(int64_t n, int64_t k, int64_t m)
 
 /* ---- few rows: the vector loops, once per instruction set ---- */
 
+
+
+
 typedef struct fc_rows_args {
 	int64_t n, k, m;
 	const float *x, *w, *bias;
@@ -209,8 +212,8 @@ static const st_range_fn fc_rows_variants[K_ISA_COUNT] = {
 #endif
 };
 
-/* The few-row product over blocks of four output columns; a block per task
- * would be too little work, so a task carries some 64 k multiply-adds. */
+/* The few-row product over blocks of eight output columns; a block per
+ * task would be too little work, so a task carries some 64 k multiply-adds. */
 static void
 fc_rows_run(int64_t n, int64_t k, int64_t m, const float *x, const float *w, const float *bias, float *y,
             const st_exec_ctx *ctx)
@@ -218,7 +221,7 @@ fc_rows_run(int64_t n, int64_t k, int64_t m, const float *x, const float *w, con
 	k_isa isa = k_cpu_isa();
 	st_range_fn fn = fc_rows_variants[isa] ? fc_rows_variants[isa] : fc_rows_portable;
 	fc_rows_args a = { n, k, m, x, w, bias, y };
-	int64_t blocks = (m + 3) / 4, work = 4 * n * k;
+	int64_t blocks = (m + 7) / 8, work = 8 * n * k;
 	k_parallel_for(ctx, blocks, work >= 65536 ? 1 : (65536 + work - 1) / work, fn, &a);
 }
 

@@ -858,7 +858,7 @@ Test(k_nn, fully_connected_matches_reference)
 	k_gemm_init();
 	int64_t shapes[][3] = { { 1, 1, 1 },     { 1, 512, 1000 }, { 4, 33, 17 }, { 3, 70, 257 },
 		                { 2, 0, 5 },     { 37, 300, 71 },  { 8, 1, 9 },  { 64, 513, 100 },
-		                { 2, 1280, 1001 }, { 1, 37, 6 },   { 3, 15, 3 }, { 1, 16, 4 } };
+		                { 2, 1280, 1001 }, { 1, 37, 6 },   { 3, 15, 3 }, { 1, 16, 4 }, { 1, 100, 13 }, { 1, 300, 4001 } };
 	k_isa levels[K_ISA_COUNT];
 	int n_levels = isa_levels(levels);
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
