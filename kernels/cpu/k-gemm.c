@@ -124,7 +124,8 @@ k_fully_connected_ref(int64_t n, int64_t k, int64_t m, const float *x, const flo
  * where ours wins, from 4 rows (half a register tile). A matmul packs both
  * operands at every run, and OpenBLAS's small-matrix kernels, which pack
  * nothing, win the small ones; the large ones are even, so matmul stays on
- * OpenBLAS. Matrix-vector products and tiny ones stay on OpenBLAS too.
+ * OpenBLAS. Tiny products stay on OpenBLAS too; fully connected layers of 1
+ * to 3 rows have loops of their own (below).
  */
 #define FC_MIN_ROWS 4
 #define FC_MIN_WORK 32768.0 /* multiply-adds */
@@ -132,9 +133,12 @@ k_fully_connected_ref(int64_t n, int64_t k, int64_t m, const float *x, const flo
 /*
  * Below FC_MIN_ROWS rows the product reads each weight once for at most
  * three multiply-adds, so it is bound by reading the weights: the loops of
- * k-fc-body.h stream them at full bandwidth and replace OpenBLAS there
- * (docs/performance.md, "Pooling and fully connected"). Forcing OpenBLAS
- * still gives it those shapes, for tests and benchmarks.
+ * k-fc-body.h stream them and take those shapes from OpenBLAS. On one row
+ * they read weights from memory (as in a network) some 10-25% faster than
+ * its sgemv and weights in the caches some 8% slower; on 2 and 3 rows,
+ * where OpenBLAS runs sgemm with a transposed operand, 2.6 times as fast
+ * (bench/pool; docs/performance.md, "Pooling and fully connected").
+ * Forcing OpenBLAS still gives it those shapes, for tests and benchmarks.
  */
 static bool
 fc_few_rows(int64_t n, int64_t k)
