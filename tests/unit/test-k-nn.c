@@ -766,6 +766,15 @@ Test(k_nn, pool_long_rows)
 		check_pool(&r, &w, (k_pool_mode)mode, false);
 		check_pool(&r, &w, (k_pool_mode)mode, true);
 	}
+	/* Rows just short of the vector loops' limit: fewer rows per group. */
+	k_window wide = { .spatial = 2, .batch = 1, .in_channels = 2, .out_channels = 2, .groups = 1,
+		          .in = { 9, 2040 }, .out = { 5, 1021 }, .kernel = { 3, 3 }, .stride = { 2, 2 },
+		          .dilation = { 1, 1 }, .pad_begin = { 1, 1 }, .pad_end = { 1, 1 } };
+	float *x = nan_floats(window_elements(&wide, false)), *y = nan_floats(window_elements(&wide, true));
+	cr_assert(k_pool_with(K_ISA_PORTABLE, &wide, K_POOL_MAX, false, x, y, NULL), "the vector loops take it");
+	free(x), free(y);
+	for (int mode = 0; mode < 2; mode++)
+		check_pool(&r, &wide, (k_pool_mode)mode, mode == 1);
 }
 
 Test(k_nn, global_pool_matches_reference)
