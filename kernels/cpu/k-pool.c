@@ -474,8 +474,8 @@ k_global_pool_with(k_isa isa, int64_t planes, int64_t size, k_pool_mode mode, co
 	if (!k_cpu_isa_supported(isa) || variants[isa].global_planes == NULL)
 		return false;
 	global_args a = { size, mode, x, y };
-	/* The loops read some 20 GB/s: a piece under 64 k elements (a few
-	 * microseconds) costs less than waking a thread for it. */
+	/* At some 20 GB/s, a piece under 64 k elements is a few microseconds
+	 * of reading: waking a thread for it costs more than it saves. */
 	k_parallel_for(ctx, planes, size >= 65536 ? 1 : 65536 / (size + 1) + 1, variants[isa].global_planes, &a);
 	return true;
 }
