@@ -2,7 +2,7 @@
  * once per instruction set. k-gemm.c defines
  *   FB_NAME(x)      x with the variant's suffix
  *   FB_TARGET       the function attribute that selects the instruction set
- *   FB_LANES        floats per vector: 16, 8 or 4
+ *   FB_LANES        floats per vector: 8 or 4
  *   FB_FMA(a, b, c) a * b + c on vectors
  * and, before the first inclusion, fc_rows_args. */
 

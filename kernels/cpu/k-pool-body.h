@@ -2,7 +2,7 @@
  * written once and compiled once per instruction set. k-pool.c defines
  *   PB_NAME(x)     x with the variant's suffix
  *   PB_TARGET      the function attribute that selects the instruction set
- *   PB_LANES       floats per vector: 16, 8 or 4
+ *   PB_LANES       floats per vector: 8 or 4
  *   PB_MAX(x, m)   lane by lane x > m ? x : m (so a NaN in x leaves m)
  *   PB_LOAD_PART(p, n, fill)  a vector of p[0 .. n) then fill, for
  *                  0 < n < PB_LANES, reading nothing past p[n - 1]
@@ -17,15 +17,12 @@
 
 typedef float PB_VEC __attribute__((vector_size(PB_LANES * sizeof(float))));
 
-#if PB_LANES == 16
-#define PB_EVENS(a, b) \
-	__builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
-#elif PB_LANES == 8
+#if PB_LANES == 8
 #define PB_EVENS(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14)
 #elif PB_LANES == 4
 #define PB_EVENS(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6)
 #else
-#error "PB_LANES must be 16, 8 or 4"
+#error "PB_LANES must be 8 or 4"
 #endif
 
 PB_FN PB_VEC
@@ -160,7 +157,7 @@ PB_NAME(pool_planes)(void *arg, int64_t p0, int64_t p1)
 	float empty = max ? -FLT_MAX : 0.0f;
 	int64_t in_w = g->in[2], out_w = g->out[2], kw = g->kernel[2], sw = g->stride[2];
 	int64_t pad = g->pad[2];
-	float bufs[PB_GROUP_FLOATS], scale[PB_ROW_MAX + 16], row_scales[PB_GROUP_ROWS];
+	float bufs[PB_GROUP_FLOATS], scale[PB_ROW_MAX + L], row_scales[PB_GROUP_ROWS];
 	/* Everything the windows, the vector loads past the last one and the
 	 * last vector of reduce_column reach, rounded to whole vectors. */
 	int64_t reach = sw * out_w + kw + 2 * L;
