@@ -6,14 +6,13 @@
  *   PB_MAX(x, m)   lane by lane x > m ? x : m (so a NaN in x leaves m)
  *   PB_LOAD_PART(p, n, fill)  a vector of p[0 .. n) then fill, for
  *                  0 < n < PB_LANES, reading nothing past p[n - 1]
- *   PB_STORE_PART(p, v, n)  stores lanes 0 .. n) of v at p, 0 < n < PB_LANES
+ *   PB_STORE_PART(p, v, n)  stores lanes [0, n) of v at p, 0 < n < PB_LANES
  * and, before the first inclusion, the argument structures the loops read
  * (pool_fast_args, global_args), taps() and PB_ROW_MAX. */
 
 #define PB_VEC PB_NAME(vec)
 #define PB_FN static inline __attribute__((always_inline)) PB_TARGET
 #define L PB_LANES
-#define PB_UNROLL _Pragma("GCC unroll 16")
 
 typedef float PB_VEC __attribute__((vector_size(PB_LANES * sizeof(float))));
 
@@ -286,5 +285,4 @@ PB_NAME(global_planes)(void *arg, int64_t p0, int64_t p1)
 #undef PB_VEC
 #undef PB_FN
 #undef L
-#undef PB_UNROLL
 #undef PB_EVENS
