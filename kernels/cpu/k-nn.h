@@ -237,11 +237,24 @@ typedef enum k_pool_mode { K_POOL_MAX, K_POOL_AVG } k_pool_mode;
 void k_pool_ref(const k_window *g, k_pool_mode mode, bool count_include_pad, const float *x, float *y);
 void k_pool(const k_window *g, k_pool_mode mode, bool count_include_pad, const float *x, float *y,
             const st_exec_ctx *ctx);
+/* k_pool's two paths, for tests and benchmarks: the vector loops at one
+ * SIMD level, which return false (computing nothing) when this CPU or build
+ * lacks the level or the window is not one they take (2-D or 1-D, no
+ * dilation, column stride 1 or 2, rows up to 2048); and the general loops,
+ * which take any window. */
+bool k_pool_with(k_isa isa, const k_window *g, k_pool_mode mode, bool count_include_pad, const float *x,
+                 float *y, const st_exec_ctx *ctx);
+void k_pool_general(const k_window *g, k_pool_mode mode, bool count_include_pad, const float *x, float *y,
+                    const st_exec_ctx *ctx);
 
 /* Global pooling over planes of `size` elements: y[p] = max or mean of plane p. */
 void k_global_pool_ref(int64_t planes, int64_t size, k_pool_mode mode, const float *x, float *y);
 void k_global_pool(int64_t planes, int64_t size, k_pool_mode mode, const float *x, float *y,
                    const st_exec_ctx *ctx);
+/* The same at one SIMD level; false (nothing computed) when this CPU or
+ * build lacks it. */
+bool k_global_pool_with(k_isa isa, int64_t planes, int64_t size, k_pool_mode mode, const float *x, float *y,
+                        const st_exec_ctx *ctx);
 
 /* ---- k-norm.c: normalisation ---- */
 

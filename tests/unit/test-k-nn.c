@@ -613,8 +613,112 @@ check_pool(rng *r, const k_window *w, k_pool_mode mode, bool count_include_pad)
 		assert_close(got, want, n_out, what);
 		free(got);
 	}
+	/* Both of k_pool's paths, the vector one at each SIMD level. */
+	for (int path = -1; path < K_ISA_COUNT; path++) {
+		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+			float *got = nan_floats(n_out);
+			if (path < 0)
+				k_pool_general(w, mode, count_include_pad, x, got, mode_ctx(&modes[m]));
+			else if (!k_pool_with((k_isa)path, w, mode, count_include_pad, x, got, mode_ctx(&modes[m]))) {
+				free(got);
+				continue;
+			}
+			char what[700];
+			snprintf(what, sizeof what, "%s pool %s%s, %s, %s", mode == K_POOL_MAX ? "max" : "avg", text,
+			         count_include_pad ? " counting pads" : "", modes[m].name,
+			         path < 0 ? "general" : k_cpu_isa_name((k_isa)path));
+			assert_close(got, want, n_out, what);
+			free(got);
+		}
+	}
 	free(x);
 	free(want);
+}
+
+/* The windows the vector loops take: 2-D and 1-D, kernels 1 to 4, column
+ * strides 1 and 2 (any row stride), padding and ceil mode, rows of odd
+ * lengths around the vector widths. */
+Test(k_nn, pool_vector_windows_match_reference)
+{
+	rng r = { 71 };
+	int taken = 0;
+	for (int t = 0; t < 400; t++) {
+		k_window w = { .spatial = (int)pick(&r, 1, 2), .batch = pick(&r, 1, 2), .groups = 1 };
+		w.in_channels = w.out_channels = pick(&r, 1, 5);
+		bool ceil_mode = pick(&r, 0, 1);
+		for (int i = 0; i < w.spatial; i++) {
+			for (;;) {
+				bool column = i == w.spatial - 1;
+				w.in[i] = pick(&r, 1, column ? 75 : 13);
+				w.kernel[i] = pick(&r, 1, 4);
+				w.stride[i] = pick(&r, 1, column ? 2 : 3);
+				w.dilation[i] = 1;
+				w.pad_begin[i] = pick(&r, 0, w.kernel[i] - 1);
+				w.pad_end[i] = pick(&r, 0, w.kernel[i] - 1);
+				int64_t padded = w.in[i] + w.pad_begin[i] + w.pad_end[i];
+				if (padded < w.kernel[i])
+					continue;
+				w.out[i] = (padded - w.kernel[i]) / w.stride[i] + 1;
+				if (ceil_mode && (padded - w.kernel[i]) % w.stride[i]) {
+					w.out[i]++;
+					if ((w.out[i] - 1) * w.stride[i] >= w.in[i] + w.pad_begin[i])
+						w.out[i]--;
+				}
+				break;
+			}
+		}
+		/* Count the windows the vector loops take, so the test cannot pass by skipping them. */
+		float *x = nan_floats(window_elements(&w, false)), *y = nan_floats(window_elements(&w, true));
+		taken += k_pool_with(K_ISA_PORTABLE, &w, K_POOL_MAX, false, x, y, NULL);
+		free(x), free(y);
+		check_pool(&r, &w, t % 2 ? K_POOL_AVG : K_POOL_MAX, pick(&r, 0, 1));
+	}
+	cr_assert_eq(taken, 400);
+}
+
+/* The pooling layers of SqueezeNet and ResNet-18, and NaN and infinities,
+ * which max pooling skips (NaN) or clamps to -FLT_MAX (-inf) as the
+ * reference does. */
+Test(k_nn, pool_network_shapes)
+{
+	rng r = { 72 };
+	int64_t shapes[][6] = { /* in, kernel, stride, pad, ceil */
+		{ 111, 3, 2, 0, 1 }, { 55, 3, 2, 0, 1 }, { 27, 3, 2, 0, 1 }, { 112, 3, 2, 1, 0 }, { 56, 2, 2, 0, 0 },
+		{ 14, 3, 1, 1, 0 },
+	};
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		k_window w = { .spatial = 2, .batch = 1, .in_channels = 3, .out_channels = 3, .groups = 1 };
+		for (int a = 0; a < 2; a++) {
+			w.in[a] = shapes[i][0];
+			w.kernel[a] = shapes[i][1];
+			w.stride[a] = shapes[i][2];
+			w.dilation[a] = 1;
+			w.pad_begin[a] = w.pad_end[a] = shapes[i][3];
+			int64_t span = w.in[a] + 2 * w.pad_begin[a] - w.kernel[a];
+			w.out[a] = (span + (shapes[i][4] ? w.stride[a] - 1 : 0)) / w.stride[a] + 1;
+		}
+		for (int mode = 0; mode < 2; mode++) {
+			check_pool(&r, &w, (k_pool_mode)mode, false);
+			check_pool(&r, &w, (k_pool_mode)mode, true);
+		}
+	}
+	/* Special values through every path. */
+	k_window w = { .spatial = 2, .batch = 1, .in_channels = 1, .out_channels = 1, .groups = 1,
+		       .in = { 6, 40 }, .out = { 3, 20 }, .kernel = { 2, 2 }, .stride = { 2, 2 }, .dilation = { 1, 1 } };
+	float x[240], want[60];
+	for (int i = 0; i < 240; i++)
+		x[i] = i % 7 == 0 ? NAN : i % 5 == 0 ? -INFINITY : (float)(i % 11) - 5.0f;
+	for (int i = 0; i < 40; i++)
+		x[i] = x[i + 40] = -INFINITY;
+	k_pool_ref(&w, K_POOL_MAX, false, x, want);
+	for (int path = -1; path < K_ISA_COUNT; path++) {
+		float got[60];
+		if (path < 0)
+			k_pool_general(&w, K_POOL_MAX, false, x, got, NULL);
+		else if (!k_pool_with((k_isa)path, &w, K_POOL_MAX, false, x, got, NULL))
+			continue;
+		cr_assert(memcmp(got, want, sizeof got) == 0, "special values, path %d", path);
+	}
 }
 
 Test(k_nn, pool_fast_matches_reference_random)
@@ -662,12 +766,21 @@ Test(k_nn, pool_long_rows)
 		check_pool(&r, &w, (k_pool_mode)mode, false);
 		check_pool(&r, &w, (k_pool_mode)mode, true);
 	}
+	/* Rows just short of the vector loops' limit: fewer rows per group. */
+	k_window wide = { .spatial = 2, .batch = 1, .in_channels = 2, .out_channels = 2, .groups = 1,
+		          .in = { 9, 2040 }, .out = { 5, 1021 }, .kernel = { 3, 3 }, .stride = { 2, 2 },
+		          .dilation = { 1, 1 }, .pad_begin = { 1, 1 }, .pad_end = { 1, 1 } };
+	float *x = nan_floats(window_elements(&wide, false)), *y = nan_floats(window_elements(&wide, true));
+	cr_assert(k_pool_with(K_ISA_PORTABLE, &wide, K_POOL_MAX, false, x, y, NULL), "the vector loops take it");
+	free(x), free(y);
+	for (int mode = 0; mode < 2; mode++)
+		check_pool(&r, &wide, (k_pool_mode)mode, mode == 1);
 }
 
 Test(k_nn, global_pool_matches_reference)
 {
 	rng r = { 11 };
-	int64_t sizes[][2] = { { 1, 1 }, { 6, 49 }, { 64, 3136 }, { 3, 17 } };
+	int64_t sizes[][2] = { { 1, 1 }, { 6, 49 }, { 64, 3136 }, { 3, 17 }, { 1000, 169 }, { 2, 50176 }, { 5, 31 } };
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
 		int64_t planes = sizes[i][0], size = sizes[i][1];
 		float *x = random_floats(&r, planes * size);
@@ -678,6 +791,17 @@ Test(k_nn, global_pool_matches_reference)
 				float *got = nan_floats(planes);
 				k_global_pool(planes, size, (k_pool_mode)mode, x, got, mode_ctx(&modes[m]));
 				assert_close(got, want, planes, modes[m].name);
+				for (int isa = 0; isa < K_ISA_COUNT; isa++) {
+					for (int64_t p = 0; p < planes; p++)
+						got[p] = NAN;
+					if (!k_global_pool_with((k_isa)isa, planes, size, (k_pool_mode)mode, x, got,
+					                        mode_ctx(&modes[m])))
+						continue;
+					char what[160];
+					snprintf(what, sizeof what, "global %s %lld x %lld, %s, %s", mode ? "avg" : "max",
+					         (long long)planes, (long long)size, modes[m].name, k_cpu_isa_name((k_isa)isa));
+					assert_close(got, want, planes, what);
+				}
 				free(got);
 			}
 			free(want);
@@ -741,8 +865,9 @@ Test(k_nn, fully_connected_matches_reference)
 {
 	rng r = { 19 };
 	k_gemm_init();
-	int64_t shapes[][3] = { { 1, 1, 1 },    { 1, 512, 1000 }, { 4, 33, 17 }, { 3, 70, 257 },
-		                { 2, 0, 5 },    { 37, 300, 71 },  { 8, 1, 9 },  { 64, 513, 100 } };
+	int64_t shapes[][3] = { { 1, 1, 1 },     { 1, 512, 1000 }, { 4, 33, 17 }, { 3, 70, 257 },
+		                { 2, 0, 5 },     { 37, 300, 71 },  { 8, 1, 9 },  { 64, 513, 100 },
+		                { 2, 1280, 1001 }, { 1, 37, 6 },   { 3, 15, 3 }, { 1, 16, 4 }, { 1, 100, 13 }, { 1, 300, 4001 } };
 	k_isa levels[K_ISA_COUNT];
 	int n_levels = isa_levels(levels);
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
