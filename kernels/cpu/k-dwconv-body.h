@@ -198,9 +198,13 @@ DW_NAME(deinterleave)(const float *src, float *dst, int64_t phase)
 
 /* Writes input row src (width floats) as a padded row of `floats` floats,
  * `left` zeros before it; with phase > 0 as its even padded columns, then
- * its odd ones from dst[phase]. */
+ * its odd ones from dst[phase]. With `clear` false the floats the row does
+ * not cover are left as they are: a caller that fills the same buffer with
+ * rows of one width and padding zeroes it once, since they are the same
+ * floats every time. */
 DW_FN void
-DW_NAME(padded_row)(const float *src, int64_t width, int64_t left, int64_t floats, int64_t phase, float *dst)
+DW_NAME(padded_row)(const float *src, int64_t width, int64_t left, int64_t floats, int64_t phase, bool clear,
+                    float *dst)
 {
 	if (phase == 0) {
 		memset(dst, 0, (size_t)left * sizeof *dst);
@@ -210,7 +214,8 @@ DW_NAME(padded_row)(const float *src, int64_t width, int64_t left, int64_t float
 	}
 	/* Padded column col = iw + left goes to float col / 2 of phase col % 2;
 	 * 2 L input floats from an even column give L of each. */
-	memset(dst, 0, (size_t)floats * sizeof *dst);
+	if (clear)
+		memset(dst, 0, (size_t)floats * sizeof *dst);
 	int64_t iw = 0;
 	for (; (iw + left) % 2 != 0 && iw < width; iw++)
 		dst[phase + (iw + left) / 2] = src[iw];
@@ -400,6 +405,125 @@ DW_NAME(dw_row)(const dw_args *a, const dw_rows *r, const float *const *rows, co
 #undef DW_ROW_BLOCK
 }
 
+/* ---- depthwise 3 x 3 at stride 2 both ways ---- */
+
+/*
+ * `rows` output rows (a constant where it is called) times `blocks`
+ * vectors from column ow; rows[j] is input row j of the 2 rows + 1 they
+ * read, NULL above or below the input (it adds nothing). Output ow of a row
+ * reads input columns 2 ow - left + 0, 1, 2: from the 2 L floats that start
+ * at the first, the even ones are tap 0 and the odd ones tap 1, and tap 2
+ * is tap 0 moved on by one lane, the next vector's first lane shifted in.
+ * So each input row costs two loads and three lane shuffles per vector,
+ * shared by the output rows that read it, and the rows x blocks sums are
+ * independent chains of multiply-adds. With `edge` the loads may reach
+ * past either end of the row (zeros there).
+ */
+DW_FN void
+DW_NAME(dw3s2_block)(const dw_args *a, const float *const *rows_in, const DW_VEC *w, float bias, int rows,
+                     int blocks, bool edge, int64_t ow, int64_t keep, float *out)
+{
+	int64_t width = a->g.in[2], out_w = a->g.out[2], start = 2 * ow - a->g.pad[2];
+	DW_VEC acc[DW3S2_ROWS][2];
+	DW_UNROLL
+	for (int r = 0; r < rows; r++) {
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++)
+			acc[r][b] = DW_NAME(splat)(bias);
+	}
+	DW_UNROLL
+	for (int j = 0; j < 2 * rows + 1; j++) {
+		const float *row = rows_in[j];
+		if (row == NULL)
+			continue;
+		DW_VEC even[3], odd[2];
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++) {
+			int64_t at = start + 2 * b * L;
+			DW_VEC lo = edge ? DW_NAME(load_inside)(row, at, width) : DW_NAME(load)(row + at);
+			DW_VEC hi = edge ? DW_NAME(load_inside)(row, at + L, width) : DW_NAME(load)(row + at + L);
+			even[b] = DW_EVENS(lo, hi);
+			odd[b] = DW_ODDS(lo, hi);
+		}
+		int64_t last = start + 2 * blocks * L;
+		even[blocks] = DW_NAME(splat)(!edge || (last >= 0 && last < width) ? row[last] : 0.0f);
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++) {
+			DW_VEC next = DW_NEXT1(even[b], even[b + 1]);
+			DW_UNROLL
+			for (int r = 0; r < rows; r++) {
+				int k = j - 2 * r; /* the filter row input row j is to output row r */
+				if (k < 0 || k > 2)
+					continue;
+				acc[r][b] = DW_FMA(w[3 * k], even[b], acc[r][b]);
+				acc[r][b] = DW_FMA(w[3 * k + 1], odd[b], acc[r][b]);
+				acc[r][b] = DW_FMA(w[3 * k + 2], next, acc[r][b]);
+			}
+		}
+	}
+	DW_UNROLL
+	for (int r = 0; r < rows; r++)
+		DW_NAME(store_blocks)(out + r * out_w + ow, acc[r], blocks, keep);
+}
+
+/* `rows` output rows, in vectors: checked blocks where the loads reach
+ * past an end of the input row, the last block overlapping the one before
+ * it; a row narrower than a vector stores part of one. */
+DW_FN void
+DW_NAME(dw3s2_rows)(const dw_args *a, const float *const *rows_in, const DW_VEC *w, float bias, int rows,
+                    float *out)
+{
+	int64_t width = a->g.in[2], out_w = a->g.out[2], left = a->g.pad[2], ow = 0;
+#define DW3S2_BLOCK(at, blocks, keep)                                                                      \
+	do {                                                                                                   \
+		int64_t first_ = 2 * (at) - left, end_ = first_ + 2 * (blocks) * L;                               \
+		if (first_ < 0 || end_ >= width)                                                                   \
+			DW_NAME(dw3s2_block)(a, rows_in, w, bias, rows, blocks, true, at, keep, out);                 \
+		else                                                                                               \
+			DW_NAME(dw3s2_block)(a, rows_in, w, bias, rows, blocks, false, at, keep, out);                \
+	} while (0)
+	if (out_w < L) {
+		DW_NAME(dw3s2_block)(a, rows_in, w, bias, rows, 1, true, 0, out_w, out);
+		return;
+	}
+	for (; ow + 2 * L <= out_w; ow += 2 * L)
+		DW3S2_BLOCK(ow, 2, L);
+	for (; ow < out_w; ow += L)
+		DW3S2_BLOCK(ow < out_w - L ? ow : out_w - L, 1, L);
+#undef DW3S2_BLOCK
+}
+
+/* One output plane of a 3 x 3 depthwise convolution at stride 2 both ways
+ * (dw_args.kind, flat), DW3S2_ROWS output rows at a time. */
+DW_FN void
+DW_NAME(dw3s2_plane)(const dw_args *a, const float *in, const float *filter, float bias, float *plane)
+{
+	const k_geometry *g = &a->g;
+	int64_t out_h = g->out[1];
+	DW_VEC w[9];
+	DW_UNROLL
+	for (int i = 0; i < 9; i++)
+		w[i] = DW_NAME(splat)(filter[i]);
+	for (int64_t oh = 0; oh < out_h; oh += DW3S2_ROWS) {
+		int rows = out_h - oh < DW3S2_ROWS ? (int)(out_h - oh) : DW3S2_ROWS;
+		const float *rows_in[2 * DW3S2_ROWS + 1];
+		for (int64_t j = 0; j < 2 * rows + 1; j++) {
+			int64_t ih = 2 * oh - g->pad[1] + j;
+			rows_in[j] = ih >= 0 && ih < g->in[1] ? in + ih * g->in[2] : NULL;
+		}
+		float *out = plane + oh * g->out[2];
+		/* Constant row counts, so that the sums stay in registers. */
+		if (rows == 4)
+			DW_NAME(dw3s2_rows)(a, rows_in, w, bias, 4, out);
+		else if (rows == 3)
+			DW_NAME(dw3s2_rows)(a, rows_in, w, bias, 3, out);
+		else if (rows == 2)
+			DW_NAME(dw3s2_rows)(a, rows_in, w, bias, 2, out);
+		else
+			DW_NAME(dw3s2_rows)(a, rows_in, w, bias, 1, out);
+	}
+}
+
 /* A plane of a 3 x 3 depthwise convolution, stride 1 or 2 along the rows
  * (constant here, so that each gets its own loops). */
 DW_FN void
@@ -444,6 +568,10 @@ DW_NAME(dw_plane)(const dw_args *a, const float *in, const float *filter, float 
 		DW_NAME(dw3_plane)(a, in, filter, bias, plane, 1);
 		return;
 	}
+	if (a->kind == DW_3X3_STRIDE2 && a->split) {
+		DW_NAME(dw3s2_plane)(a, in, filter, bias, plane);
+		return;
+	}
 	if (a->kind == DW_3X3_STRIDE2) {
 		DW_NAME(dw3_plane)(a, in, filter, bias, plane, 2);
 		return;
@@ -476,7 +604,7 @@ DW_NAME(dw_fill)(const dw_args *a, const float *in, float *slot)
 		if (ih < 0 || ih >= g->in[1])
 			memset(dst, 0, (size_t)cols * sizeof *dst);
 		else
-			DW_NAME(padded_row)(in + ih * g->in[2], g->in[2], g->pad[2], cols, a->phase, dst);
+			DW_NAME(padded_row)(in + ih * g->in[2], g->in[2], g->pad[2], cols, a->phase, true, dst);
 	}
 }
 
@@ -521,7 +649,11 @@ DW_NAME(dw_copied_block)(const dw_args *c, const float *slot, const float *filte
 		acc[b][0] = acc[b][1] = DW_NAME(splat)(bias);
 	for (int64_t i = 0; i < rows + (pair ? shift : 0); i++) {
 		const float *src = slot + (oh * shift + i * g->dilation[1]) * g->in[2] + ow;
-		if (taps == 5) {
+		if (taps == 3) {
+			DW_UNROLL
+			for (int64_t k = 0; k < 3; k++)
+				DW_NAME(copied_fma)(src, (int)i, k, filter, blocks, 3, rows, pair, shift, step, dilation, phase, acc);
+		} else if (taps == 5) {
 			DW_UNROLL
 			for (int64_t k = 0; k < 5; k++)
 				DW_NAME(copied_fma)(src, (int)i, k, filter, blocks, 5, rows, pair, shift, step, dilation, phase, acc);
@@ -580,7 +712,11 @@ DW_NAME(dw_plane_copied)(const dw_args *c, const float *slot, const float *filte
 		bool pair = pairs && oh + 1 < g->out[1];
 		/* The common sizes with constants, so that their loops unroll. */
 #define DW_COPIED_ROW(taps_, step_) DW_NAME(dw_copied_row)(c, slot, filter, oh, bias, pair, taps_, step_, dilation, out)
-		if (taps == 5 && step == 1)
+		if (taps == 3 && step == 1)
+			DW_COPIED_ROW(3, 1);
+		else if (taps == 3 && step == 2)
+			DW_COPIED_ROW(3, 2);
+		else if (taps == 5 && step == 1)
 			DW_COPIED_ROW(5, 1);
 		else if (taps == 5 && step == 2)
 			DW_COPIED_ROW(5, 2);
@@ -792,7 +928,7 @@ DW_NAME(few_fill)(const few_plan *p, const float *in, int64_t oh0, int64_t oh1, 
 				memset(dst, 0, (size_t)p->row_floats * sizeof *dst);
 				continue;
 			}
-			DW_NAME(padded_row)(in + (c * g->in[1] + ih) * width, width, left, p->row_floats, p->phase, dst);
+			DW_NAME(padded_row)(in + (c * g->in[1] + ih) * width, width, left, p->row_floats, p->phase, false, dst);
 		}
 	}
 }
@@ -845,6 +981,8 @@ DW_NAME(few_chunks)(void *arg, int64_t c0, int64_t c1)
 	const k_geometry *g = &p->g;
 	for (int64_t c = c0; c < c1; c++) {
 		float *band = a->scratch + (size_t)c * p->slot_floats;
+		/* The floats of the padding, which the fills leave as they are. */
+		memset(band, 0, p->slot_floats * sizeof *band);
 		int64_t t0 = c * p->tasks / a->chunks, t1 = (c + 1) * p->tasks / a->chunks;
 		for (int64_t t = t0; t < t1; t++) {
 			int64_t n = t / p->bands, oh0 = t % p->bands * p->band;
