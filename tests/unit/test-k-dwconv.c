@@ -404,6 +404,9 @@ Test(k_nn, direct_few_channels_shapes)
 		window2d(1, 2, 3, 1, 1, 1, 1, 1, 0),     /* 1 x 1 image */
 		window2d(1, 2, 5, 1, 3, 5, 3, 2, 2),
 		window2d(1, 3, 24, 1, 9, 100, 3, 1, 0),  /* long rows: two-vector blocks */
+		window2d(1, 3, 37, 1, 13, 75, 3, 2, 1),  /* stride 2: 16 + 16 + 4 + 1 channels */
+		window2d(1, 3, 64, 1, 9, 224, 3, 2, 0),  /* SqueezeNet's stem, fewer rows: 111 wide */
+		window2d(2, 2, 33, 1, 8, 21, 3, 2, 1),
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		check_direct(&r, &cases[i], i % 2 == 0, K_DIRECT_FEW_CHANNELS);
