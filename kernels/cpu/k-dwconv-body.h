@@ -432,6 +432,15 @@ DW_NAME(dw3s2_block)(const dw_args *a, const float *const *rows_in, const DW_VEC
 		for (int b = 0; b < blocks; b++)
 			acc[r][b] = DW_NAME(splat)(bias);
 	}
+	/* The masks of an edge block's loads are the same for every row. */
+	DW_NAME(mask) masks[2][2];
+	if (edge) {
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++) {
+			masks[b][0] = DW_NAME(mask_of)(start + 2 * b * L, width);
+			masks[b][1] = DW_NAME(mask_of)(start + 2 * b * L + L, width);
+		}
+	}
 	DW_UNROLL
 	for (int j = 0; j < 2 * rows + 1; j++) {
 		const float *row = rows_in[j];
@@ -441,8 +450,8 @@ DW_NAME(dw3s2_block)(const dw_args *a, const float *const *rows_in, const DW_VEC
 		DW_UNROLL
 		for (int b = 0; b < blocks; b++) {
 			int64_t at = start + 2 * b * L;
-			DW_VEC lo = edge ? DW_NAME(load_inside)(row, at, width) : DW_NAME(load)(row + at);
-			DW_VEC hi = edge ? DW_NAME(load_inside)(row, at + L, width) : DW_NAME(load)(row + at + L);
+			DW_VEC lo = edge ? DW_NAME(load_masked)(row, at, masks[b][0]) : DW_NAME(load)(row + at);
+			DW_VEC hi = edge ? DW_NAME(load_masked)(row, at + L, masks[b][1]) : DW_NAME(load)(row + at + L);
 			even[b] = DW_EVENS(lo, hi);
 			odd[b] = DW_ODDS(lo, hi);
 		}
