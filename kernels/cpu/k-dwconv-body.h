@@ -6,7 +6,6 @@
  *   DW_LANES          floats per vector: 16, 8 or 4
  *   DW_FMA(a, b, c)   a * b + c on vectors (one rounding where the set has FMA)
  *   DW_FEW_OUTPUTS    output channels the few-channel kernel keeps in registers
- *   DW_FEW_OUTPUTS_STRIDE2  the same at stride 2 along the rows
  *   DW_MASKED_LOADS   512 or 256 for the AVX-512 or AVX2 masked loads, 0 for none
  * and the shared types (dw_rows, dw_args, few_plan, few_args). */
 
@@ -877,7 +876,7 @@ DW_NAME(few_block)(const few_plan *p, const float *band, const float *weights, c
 {
 	const k_geometry *g = &p->g;
 	int64_t filter = g->in_per_group * g->kernel_size, dilation_w = g->dilation[2];
-	DW_VEC acc[DW_FEW_OUTPUTS > DW_FEW_OUTPUTS_STRIDE2 ? DW_FEW_OUTPUTS : DW_FEW_OUTPUTS_STRIDE2][2];
+	DW_VEC acc[DW_FEW_OUTPUTS][2];
 	DW_UNROLL
 	for (int o = 0; o < outs; o++) {
 		DW_UNROLL
@@ -960,7 +959,7 @@ DW_NAME(few_row)(const few_plan *p, const float *band, const float *weights, con
 
 /* Output rows [oh0, oh1) of every output channel of one sample, from the
  * padded band that holds their input rows: DW_FEW_OUTPUTS channels at a
- * time (DW_FEW_OUTPUTS_STRIDE2 at stride 2), then 4, then one by one. */
+ * time, then 4, then one by one. */
 DW_FN void
 DW_NAME(few_rows)(const few_plan *p, const float *band, const float *weights, const float *bias,
                   int64_t oh0, int64_t oh1, int64_t step, float *out)
@@ -968,12 +967,9 @@ DW_NAME(few_rows)(const few_plan *p, const float *band, const float *weights, co
 	int64_t channels = p->g.out_channels;
 	for (int64_t oc0 = 0; oc0 < channels;) {
 		int64_t left = channels - oc0;
-		int most = step == 2 ? DW_FEW_OUTPUTS_STRIDE2 : DW_FEW_OUTPUTS;
-		int outs = left >= most ? most : left >= 4 ? 4 : 1;
+		int outs = left >= DW_FEW_OUTPUTS ? DW_FEW_OUTPUTS : left >= 4 ? 4 : 1;
 		for (int64_t oh = oh0; oh < oh1; oh++) {
-			if (outs == DW_FEW_OUTPUTS_STRIDE2 && step == 2)
-				DW_NAME(few_row)(p, band, weights, bias, oc0, DW_FEW_OUTPUTS_STRIDE2, oh, oh0, step, out);
-			else if (outs == DW_FEW_OUTPUTS)
+			if (outs == DW_FEW_OUTPUTS)
 				DW_NAME(few_row)(p, band, weights, bias, oc0, DW_FEW_OUTPUTS, oh, oh0, step, out);
 			else if (outs == 4)
 				DW_NAME(few_row)(p, band, weights, bias, oc0, 4, oh, oh0, step, out);

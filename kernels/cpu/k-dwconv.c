@@ -270,12 +270,6 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #define DW_LANES 16
 #define DW_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 #define DW_FEW_OUTPUTS 8
-/* At stride 2 the sums of 16 channels x 2 vectors (some spilled) measured
- * 9 % faster than 8 on the MobileNetV2 and SqueezeNet stems, with fewer
- * passes over the band; at stride 1 they were 6 % slower. (Having the
- * larger block at all costs the stride-1 loops some 3 %, measured on a
- * 3 -> 32 3 x 3 128 x 128: no network here has such a first layer.) */
-#define DW_FEW_OUTPUTS_STRIDE2 16
 #define DW_MASKED_LOADS 512
 #include "k-dwconv-body.h"
 #undef DW_SUFFIX
@@ -283,7 +277,6 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #undef DW_LANES
 #undef DW_FMA
 #undef DW_FEW_OUTPUTS
-#undef DW_FEW_OUTPUTS_STRIDE2
 #undef DW_MASKED_LOADS
 #endif
 
@@ -293,7 +286,6 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #define DW_LANES 8
 #define DW_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define DW_FEW_OUTPUTS 4
-#define DW_FEW_OUTPUTS_STRIDE2 4
 #define DW_MASKED_LOADS 256
 #include "k-dwconv-body.h"
 #undef DW_SUFFIX
@@ -301,7 +293,6 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #undef DW_LANES
 #undef DW_FMA
 #undef DW_FEW_OUTPUTS
-#undef DW_FEW_OUTPUTS_STRIDE2
 #undef DW_MASKED_LOADS
 #endif
 
@@ -310,7 +301,6 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #define DW_LANES 4
 #define DW_FMA(a, b, c) ((a) * (b) + (c))
 #define DW_FEW_OUTPUTS 4
-#define DW_FEW_OUTPUTS_STRIDE2 4
 #define DW_MASKED_LOADS 0
 #include "k-dwconv-body.h"
 #undef DW_SUFFIX
@@ -318,7 +308,6 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #undef DW_LANES
 #undef DW_FMA
 #undef DW_FEW_OUTPUTS
-#undef DW_FEW_OUTPUTS_STRIDE2
 #undef DW_MASKED_LOADS
 
 typedef struct direct_variant {
