@@ -198,13 +198,9 @@ DW_NAME(deinterleave)(const float *src, float *dst, int64_t phase)
 
 /* Writes input row src (width floats) as a padded row of `floats` floats,
  * `left` zeros before it; with phase > 0 as its even padded columns, then
- * its odd ones from dst[phase]. With `clear` false the floats the row does
- * not cover are left as they are: a caller that fills the same buffer with
- * rows of one width and padding zeroes it once, since they are the same
- * floats every time. */
+ * its odd ones from dst[phase]. */
 DW_FN void
-DW_NAME(padded_row)(const float *src, int64_t width, int64_t left, int64_t floats, int64_t phase, bool clear,
-                    float *dst)
+DW_NAME(padded_row)(const float *src, int64_t width, int64_t left, int64_t floats, int64_t phase, float *dst)
 {
 	if (phase == 0) {
 		memset(dst, 0, (size_t)left * sizeof *dst);
@@ -214,8 +210,7 @@ DW_NAME(padded_row)(const float *src, int64_t width, int64_t left, int64_t float
 	}
 	/* Padded column col = iw + left goes to float col / 2 of phase col % 2;
 	 * 2 L input floats from an even column give L of each. */
-	if (clear)
-		memset(dst, 0, (size_t)floats * sizeof *dst);
+	memset(dst, 0, (size_t)floats * sizeof *dst);
 	int64_t iw = 0;
 	for (; (iw + left) % 2 != 0 && iw < width; iw++)
 		dst[phase + (iw + left) / 2] = src[iw];
@@ -613,7 +608,7 @@ DW_NAME(dw_fill)(const dw_args *a, const float *in, float *slot)
 		if (ih < 0 || ih >= g->in[1])
 			memset(dst, 0, (size_t)cols * sizeof *dst);
 		else
-			DW_NAME(padded_row)(in + ih * g->in[2], g->in[2], g->pad[2], cols, a->phase, true, dst);
+			DW_NAME(padded_row)(in + ih * g->in[2], g->in[2], g->pad[2], cols, a->phase, dst);
 	}
 }
 
@@ -937,7 +932,7 @@ DW_NAME(few_fill)(const few_plan *p, const float *in, int64_t oh0, int64_t oh1, 
 				memset(dst, 0, (size_t)p->row_floats * sizeof *dst);
 				continue;
 			}
-			DW_NAME(padded_row)(in + (c * g->in[1] + ih) * width, width, left, p->row_floats, p->phase, false, dst);
+			DW_NAME(padded_row)(in + (c * g->in[1] + ih) * width, width, left, p->row_floats, p->phase, dst);
 		}
 	}
 }
@@ -990,10 +985,6 @@ DW_NAME(few_chunks)(void *arg, int64_t c0, int64_t c1)
 	const k_geometry *g = &p->g;
 	for (int64_t c = c0; c < c1; c++) {
 		float *band = a->scratch + (size_t)c * p->slot_floats;
-		/* The floats of the padding, which the split fills (stride 2) leave
-		 * as they are. */
-		if (p->phase > 0)
-			memset(band, 0, p->slot_floats * sizeof *band);
 		int64_t t0 = c * p->tasks / a->chunks, t1 = (c + 1) * p->tasks / a->chunks;
 		for (int64_t t = t0; t < t1; t++) {
 			int64_t n = t / p->bands, oh0 = t % p->bands * p->band;
