@@ -400,6 +400,134 @@ DW_NAME(dw_row)(const dw_args *a, const dw_rows *r, const float *const *rows, co
 #undef DW_ROW_BLOCK
 }
 
+/* ---- depthwise 3 x 3 at stride 2 both ways ---- */
+
+/*
+ * `rows` output rows (a constant where it is called) times `blocks`
+ * vectors from column ow; rows[j] is input row j of the 2 rows + 1 they
+ * read, NULL above or below the input (it adds nothing). Output ow of a row
+ * reads input columns 2 ow - left + 0, 1, 2: from the 2 L floats that start
+ * at the first, the even ones are tap 0 and the odd ones tap 1, and tap 2
+ * is tap 0 moved on by one lane, the next vector's first lane shifted in.
+ * So each input row costs two loads and three lane shuffles per vector,
+ * shared by the output rows that read it, and the rows x blocks sums are
+ * independent chains of multiply-adds. With `edge` the loads may reach
+ * past either end of the row (zeros there).
+ */
+DW_FN void
+DW_NAME(dw3s2_block)(const dw_args *a, const float *const *rows_in, const DW_VEC *w, float bias, int rows,
+                     int blocks, bool edge, int64_t ow, int64_t keep, float *out)
+{
+	int64_t width = a->g.in[2], out_w = a->g.out[2], start = 2 * ow - a->g.pad[2];
+	DW_VEC acc[DW3S2_ROWS][2];
+	DW_UNROLL
+	for (int r = 0; r < rows; r++) {
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++)
+			acc[r][b] = DW_NAME(splat)(bias);
+	}
+	/* The masks of an edge block's loads are the same for every row. */
+	DW_NAME(mask) masks[2][2];
+	if (edge) {
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++) {
+			masks[b][0] = DW_NAME(mask_of)(start + 2 * b * L, width);
+			masks[b][1] = DW_NAME(mask_of)(start + 2 * b * L + L, width);
+		}
+	}
+	DW_UNROLL
+	for (int j = 0; j < 2 * rows + 1; j++) {
+		const float *row = rows_in[j];
+		if (row == NULL)
+			continue;
+		DW_VEC even[3], odd[2];
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++) {
+			int64_t at = start + 2 * b * L;
+			DW_VEC lo = edge ? DW_NAME(load_masked)(row, at, masks[b][0]) : DW_NAME(load)(row + at);
+			DW_VEC hi = edge ? DW_NAME(load_masked)(row, at + L, masks[b][1]) : DW_NAME(load)(row + at + L);
+			even[b] = DW_EVENS(lo, hi);
+			odd[b] = DW_ODDS(lo, hi);
+		}
+		int64_t last = start + 2 * blocks * L;
+		even[blocks] = DW_NAME(splat)(!edge || (last >= 0 && last < width) ? row[last] : 0.0f);
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++) {
+			DW_VEC next = DW_NEXT1(even[b], even[b + 1]);
+			DW_UNROLL
+			for (int r = 0; r < rows; r++) {
+				int k = j - 2 * r; /* the filter row input row j is to output row r */
+				if (k < 0 || k > 2)
+					continue;
+				acc[r][b] = DW_FMA(w[3 * k], even[b], acc[r][b]);
+				acc[r][b] = DW_FMA(w[3 * k + 1], odd[b], acc[r][b]);
+				acc[r][b] = DW_FMA(w[3 * k + 2], next, acc[r][b]);
+			}
+		}
+	}
+	DW_UNROLL
+	for (int r = 0; r < rows; r++)
+		DW_NAME(store_blocks)(out + r * out_w + ow, acc[r], blocks, keep);
+}
+
+/* `rows` output rows, in vectors: checked blocks where the loads reach
+ * past an end of the input row, the last block overlapping the one before
+ * it; a row narrower than a vector stores part of one. */
+DW_FN void
+DW_NAME(dw3s2_rows)(const dw_args *a, const float *const *rows_in, const DW_VEC *w, float bias, int rows,
+                    float *out)
+{
+	int64_t width = a->g.in[2], out_w = a->g.out[2], left = a->g.pad[2], ow = 0;
+#define DW3S2_BLOCK(at, blocks, keep)                                                                      \
+	do {                                                                                                   \
+		int64_t first_ = 2 * (at) - left, end_ = first_ + 2 * (blocks) * L;                               \
+		if (first_ < 0 || end_ >= width)                                                                   \
+			DW_NAME(dw3s2_block)(a, rows_in, w, bias, rows, blocks, true, at, keep, out);                 \
+		else                                                                                               \
+			DW_NAME(dw3s2_block)(a, rows_in, w, bias, rows, blocks, false, at, keep, out);                \
+	} while (0)
+	if (out_w < L) {
+		DW_NAME(dw3s2_block)(a, rows_in, w, bias, rows, 1, true, 0, out_w, out);
+		return;
+	}
+	for (; ow + 2 * L <= out_w; ow += 2 * L)
+		DW3S2_BLOCK(ow, 2, L);
+	for (; ow < out_w; ow += L)
+		DW3S2_BLOCK(ow < out_w - L ? ow : out_w - L, 1, L);
+#undef DW3S2_BLOCK
+}
+
+/* One output plane of a 3 x 3 depthwise convolution at stride 2 both ways
+ * (dw_args.kind, flat), DW3S2_ROWS output rows at a time. */
+DW_FN void
+DW_NAME(dw3s2_plane)(const dw_args *a, const float *in, const float *filter, float bias, float *plane)
+{
+	const k_geometry *g = &a->g;
+	int64_t out_h = g->out[1];
+	DW_VEC w[9];
+	DW_UNROLL
+	for (int i = 0; i < 9; i++)
+		w[i] = DW_NAME(splat)(filter[i]);
+	for (int64_t oh = 0; oh < out_h; oh += DW3S2_ROWS) {
+		int rows = out_h - oh < DW3S2_ROWS ? (int)(out_h - oh) : DW3S2_ROWS;
+		const float *rows_in[2 * DW3S2_ROWS + 1];
+		for (int64_t j = 0; j < 2 * rows + 1; j++) {
+			int64_t ih = 2 * oh - g->pad[1] + j;
+			rows_in[j] = ih >= 0 && ih < g->in[1] ? in + ih * g->in[2] : NULL;
+		}
+		float *out = plane + oh * g->out[2];
+		/* Constant row counts, so that the sums stay in registers. */
+		if (rows == 4)
+			DW_NAME(dw3s2_rows)(a, rows_in, w, bias, 4, out);
+		else if (rows == 3)
+			DW_NAME(dw3s2_rows)(a, rows_in, w, bias, 3, out);
+		else if (rows == 2)
+			DW_NAME(dw3s2_rows)(a, rows_in, w, bias, 2, out);
+		else
+			DW_NAME(dw3s2_rows)(a, rows_in, w, bias, 1, out);
+	}
+}
+
 /* A plane of a 3 x 3 depthwise convolution, stride 1 or 2 along the rows
  * (constant here, so that each gets its own loops). */
 DW_FN void
@@ -442,6 +570,10 @@ DW_NAME(dw_plane)(const dw_args *a, const float *in, const float *filter, float 
 	const k_geometry *g = &a->g;
 	if (a->kind == DW_3X3_STRIDE1) {
 		DW_NAME(dw3_plane)(a, in, filter, bias, plane, 1);
+		return;
+	}
+	if (a->kind == DW_3X3_STRIDE2 && a->split) {
+		DW_NAME(dw3s2_plane)(a, in, filter, bias, plane);
 		return;
 	}
 	if (a->kind == DW_3X3_STRIDE2) {
@@ -521,7 +653,11 @@ DW_NAME(dw_copied_block)(const dw_args *c, const float *slot, const float *filte
 		acc[b][0] = acc[b][1] = DW_NAME(splat)(bias);
 	for (int64_t i = 0; i < rows + (pair ? shift : 0); i++) {
 		const float *src = slot + (oh * shift + i * g->dilation[1]) * g->in[2] + ow;
-		if (taps == 5) {
+		if (taps == 3) {
+			DW_UNROLL
+			for (int64_t k = 0; k < 3; k++)
+				DW_NAME(copied_fma)(src, (int)i, k, filter, blocks, 3, rows, pair, shift, step, dilation, phase, acc);
+		} else if (taps == 5) {
 			DW_UNROLL
 			for (int64_t k = 0; k < 5; k++)
 				DW_NAME(copied_fma)(src, (int)i, k, filter, blocks, 5, rows, pair, shift, step, dilation, phase, acc);
@@ -580,7 +716,11 @@ DW_NAME(dw_plane_copied)(const dw_args *c, const float *slot, const float *filte
 		bool pair = pairs && oh + 1 < g->out[1];
 		/* The common sizes with constants, so that their loops unroll. */
 #define DW_COPIED_ROW(taps_, step_) DW_NAME(dw_copied_row)(c, slot, filter, oh, bias, pair, taps_, step_, dilation, out)
-		if (taps == 5 && step == 1)
+		if (taps == 3 && step == 1)
+			DW_COPIED_ROW(3, 1);
+		else if (taps == 3 && step == 2)
+			DW_COPIED_ROW(3, 2);
+		else if (taps == 5 && step == 1)
 			DW_COPIED_ROW(5, 1);
 		else if (taps == 5 && step == 2)
 			DW_COPIED_ROW(5, 2);

@@ -26,6 +26,12 @@
  * general depthwise loops (dw_args). */
 #define DW_COPY_MOST_FLOATS (64 * 1024)
 
+/* Output rows the 3 x 3 stride-2 loops compute at once: their sums are
+ * independent chains of multiply-adds, which a single row (of often no
+ * more than one vector) would not give. */
+#define DW3S2_ROWS 4
+_Static_assert(DW3S2_ROWS == 4, "dw3s2_plane calls its loops with 4, 3, 2 or 1 rows");
+
 /* Output rows this short are computed as one flattened row (dw_args), for
  * filters of at most DW_NARROW_TAPS taps. */
 #define DW_NARROW 8
@@ -88,6 +94,10 @@ typedef struct dw_args {
 	 * row of copy.in[1] x copy.in[2] floats (output (oh, ow) at
 	 * oh * copy.in[2] + ow), vectors not being wasted on short rows. */
 	bool narrow;
+	/* 3 x 3 at stride 2 both ways, flat: dw3s2_plane, DW3S2_ROWS output
+	 * rows at a time, each input vector split into even and odd columns in
+	 * registers; nothing is copied. */
+	bool split;
 	/* At stride 2 a copied row is kept as its even columns, then its odd
 	 * ones from float `phase` on, so that every tap reads consecutive
 	 * floats; 0 at stride 1. */
@@ -133,7 +143,7 @@ dw_args_make(const k_window *w, dw_args *a)
 	int64_t last = g->in[2] - 1 - reach + pad; /* the last ow has ow * step <= last */
 	a->hi = last < 0 ? 0 : last / step + 1;
 	a->hi = clamp64(a->hi, a->lo, g->out[2]);
-	a->padded = a->narrow = false;
+	a->padded = a->narrow = a->split = false;
 	if (flat(g) && step == 1 && g->stride[1] == 1 && g->out[2] <= DW_NARROW &&
 	    g->kernel[1] * g->kernel[2] <= DW_NARROW_TAPS) {
 		int64_t rows = g->out[1] + (g->kernel[1] - 1) * g->dilation[1];
@@ -152,6 +162,10 @@ dw_args_make(const k_window *w, dw_args *a)
 			return;
 		}
 	}
+	/* 3 x 3 at stride 2 both ways: dw3s2_plane, on the input in place. */
+	a->split = a->kind == DW_3X3_STRIDE2 && flat(g) && g->stride[1] == 2;
+	if (a->split)
+		return;
 	if (a->kind != DW_GENERAL || !flat(g) || step > 2)
 		return;
 	/* The copy holds every float the vectors read: whole vectors of the

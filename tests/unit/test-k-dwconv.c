@@ -326,6 +326,43 @@ Test(k_nn, direct_depthwise_shapes)
 	check_direct(&r, &deep, true, K_DIRECT_DEPTHWISE);
 }
 
+/* 3 x 3 at stride 2 both ways (dw3s2_plane): heights that leave 1 to 4
+ * rows for the last group of four, widths around one and two vectors of
+ * outputs at every vector length (so that blocks both start and end at the
+ * row's ends), pads 0 to 2 and uneven ones, and the MobileNetV2 planes. */
+Test(k_nn, direct_depthwise_3x3_stride2)
+{
+	rng r = { 23 };
+	static const int64_t widths[] = { 3, 6, 9, 14, 16, 17, 30, 31, 33, 34, 35, 63, 64, 65, 66, 67, 97, 130 };
+	for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
+		for (int64_t pad = 0; pad <= 2; pad++) {
+			int64_t h = 7 + 2 * (int64_t)(i % 5) + pad;
+			k_window w = window2d(1, 2, 2, 2, h, widths[i], 3, 2, pad);
+			check_direct(&r, &w, (i + (size_t)pad) % 2 == 0, K_DIRECT_DEPTHWISE);
+		}
+	}
+	k_window cases[] = {
+		window2d(1, 3, 3, 3, 112, 112, 3, 2, 1), /* MobileNetV2's planes, fewer channels */
+		window2d(1, 3, 3, 3, 56, 56, 3, 2, 1),
+		window2d(1, 5, 5, 5, 14, 14, 3, 2, 1),
+		window2d(2, 3, 6, 3, 19, 40, 3, 2, 1),   /* multiplier 2, batch 2 */
+		window2d(1, 2, 2, 2, 3, 3, 3, 2, 0),     /* one output */
+		window2d(1, 2, 2, 2, 1, 1, 3, 2, 1),
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		check_direct(&r, &cases[i], i % 2 == 1, K_DIRECT_DEPTHWISE);
+	/* Uneven pads: more at the end than the start, and the other way. */
+	for (int t = 0; t < 4; t++) {
+		k_window w = window2d(1, 2, 2, 2, 13 + t, 37 + 9 * t, 3, 2, 1);
+		w.pad_begin[0] = t % 2 ? 0 : 2;
+		w.pad_end[0] = t % 2 ? 2 : 0;
+		w.pad_begin[1] = t / 2 ? 0 : 2;
+		w.pad_end[1] = t / 2 ? 1 : 0;
+		cr_assert(window_finish(&w));
+		check_direct(&r, &w, t % 2 == 0, K_DIRECT_DEPTHWISE);
+	}
+}
+
 /* Random depthwise windows of 1 to 3 spatial axes (one group of one
  * channel is a first layer). */
 Test(k_nn, direct_depthwise_random)
@@ -367,6 +404,9 @@ Test(k_nn, direct_few_channels_shapes)
 		window2d(1, 2, 3, 1, 1, 1, 1, 1, 0),     /* 1 x 1 image */
 		window2d(1, 2, 5, 1, 3, 5, 3, 2, 2),
 		window2d(1, 3, 24, 1, 9, 100, 3, 1, 0),  /* long rows: two-vector blocks */
+		window2d(1, 3, 37, 1, 13, 75, 3, 2, 1),  /* stride 2: 16 + 16 + 4 + 1 channels */
+		window2d(1, 3, 64, 1, 9, 224, 3, 2, 0),  /* SqueezeNet's stem, fewer rows: 111 wide */
+		window2d(2, 2, 33, 1, 8, 21, 3, 2, 1),
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		check_direct(&r, &cases[i], i % 2 == 0, K_DIRECT_FEW_CHANNELS);
