@@ -137,6 +137,17 @@ print_man(FILE *out)
 	roff(out, "The SIMD level of the CPU kernels: avx512, avx2 or portable. By default the best "
 	          "the CPU has; a level it lacks is refused with a note and the best used instead. "
 	          "strata run shows the level in use.\n");
+	fprintf(out, ".TP\n.B STRATA_WINOGRAD\n");
+	roff(out, "off, 2 or 4: 3x3 stride-1 convolutions on the CPU never use Winograd, or always "
+	          "F(2,3), or always F(4,3) where it applies. Unset, each layer takes what was measured "
+	          "faster for its shape (docs/performance.md). For comparisons.\n");
+	fprintf(out, ".TP\n.B STRATA_FUSE\n");
+	roff(out, "0 turns off fusion in CPU plans: batch norm folded into the convolution before it, "
+	          "and the residual add and activation run on that convolution's output. For "
+	          "comparisons.\n");
+	fprintf(out, ".TP\n.B STRATA_KERNELS\n");
+	roff(out, "reference runs convolutions and normalisations (std and XWN plugins) on plain reference loops instead of the fast "
+	          "CPU kernels (slow; for checking them).\n");
 	fprintf(out, ".SH EXIT STATUS\n");
 	roff(out, "0 on success; 1 when a check, comparison or run found a problem; 2 on bad usage or "
 	          "an input that cannot be read or parsed; 3 on a runtime failure.\n");
