@@ -1056,6 +1056,7 @@ direct_block(const gplan *p, const float *a_base, const float *x, const float *b
 typedef struct gargs {
 	const gplan *p;
 	const float *x, *weights, *bias;
+	const k_post *post; /* applied to each task's block of the output, or NULL */
 	const packed_head *packed;
 	float *y;
 	char *scratch;
@@ -1098,8 +1099,13 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 		}
 		int64_t lo, hi;
 		block_span(p, blk, &lo, &hi);
+		/* The positions this task writes, for a->post (rows of a 2-D
+		 * output for the shifted and phased sources). */
+		bool by_rows = p->source == SRC_SHIFTED || p->source == SRC_PHASED;
+		int64_t q0 = by_rows ? lo * g->out[2] : lo, q1 = by_rows ? hi * g->out[2] : hi;
 		if (p->source == SRC_DIRECT) {
 			direct_block(p, a_base, x, NULL, 0, lo, hi - lo, m0, m1, out, bias, off);
+			k_post_block(a->post, out, g->out_size, m0, m1, q0, q1);
 			continue;
 		}
 		if (p->source == SRC_PHASED) {
@@ -1107,6 +1113,7 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 				phase_rows(p, x, lo, b_buf);
 			have_b = field;
 			direct_block(p, a_base, x, b_buf, lo, lo * g->out[2], (hi - lo) * g->out[2], m0, m1, out, bias, off);
+			k_post_block(a->post, out, g->out_size, m0, m1, q0, q1);
 			continue;
 		}
 		/* B: its base, the positions of the block, where they go. */
@@ -1163,6 +1170,7 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 					k_gemm_tile_part(kr, &tile, rows, cols);
 			}
 		}
+		k_post_block(a->post, out, g->out_size, m0, m1, q0, q1);
 	}
 }
 
@@ -1176,9 +1184,9 @@ gemm_chunks(void *arg, int64_t c0, int64_t c1)
 	}
 }
 
-void
+bool
 k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const void *packed, const float *bias,
-            float *y, void *scratch, int slots, const st_exec_ctx *ctx)
+            float *y, void *scratch, int slots, const k_post *post, const st_exec_ctx *ctx)
 {
 	const packed_head *h = packed;
 	const k_gemm_kernel *kr;
@@ -1188,12 +1196,12 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
 		kr = k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr);
 		assert(kr != NULL);
 		swap_run(g, kr, x, weights, (const float *)(h + 1), bias, y, scratch, threads_used(slots, ctx), ctx);
-		return;
+		return false;
 	}
 	if (h == NULL && swap_chosen(g)) {
 		swap_run(g, swap_kernel(g, k_cpu_isa()), x, weights, NULL, bias, y, scratch, threads_used(slots, ctx),
 		         ctx);
-		return;
+		return false;
 	}
 	if (h != NULL) {
 		assert(h->magic == PACKED_MAGIC && h->groups == g->groups && h->out_per_group == g->out_per_group &&
@@ -1211,7 +1219,13 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
 	bool ok = gplan_make(g, kr, threads, h != NULL, &p);
 	assert(ok);
 	(void)ok;
-	gargs a = { .p = &p, .x = x, .weights = weights, .bias = bias, .packed = h, .y = y, .scratch = scratch };
+	/* Rows of a plane are whole planes only in 2-D (depth 1): otherwise
+	 * the caller makes the pass. */
+	bool posted = post != NULL && post->on &&
+	              (g->out[0] == 1 || (p.source != SRC_SHIFTED && p.source != SRC_PHASED));
+	gargs a = { .p = &p, .x = x, .weights = weights, .bias = bias, .post = posted ? post : NULL, .packed = h,
+		    .y = y, .scratch = scratch };
 	a.chunks = min64(p.tasks, threads);
 	k_parallel_for(ctx, a.chunks, 1, gemm_chunks, &a);
+	return posted;
 }

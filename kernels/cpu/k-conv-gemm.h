@@ -28,9 +28,12 @@ void k_conv_gemm_pack(const k_geometry *g, const float *weights, void *packed);
  */
 void k_conv_gemm_force_swap(int mode);
 
-/* packed NULL: weights as they are. */
-void k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const void *packed,
-                 const float *bias, float *y, void *scratch, int slots, const st_exec_ctx *ctx);
+/* packed NULL: weights as they are. Applies post (NULL: none) to each
+ * task's block of the output as the task ends, and returns true, where it
+ * can; returns false and leaves post to the caller otherwise. */
+bool k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const void *packed,
+                 const float *bias, float *y, void *scratch, int slots, const k_post *post,
+                 const st_exec_ctx *ctx);
 
 /*
  * Copies the receptive fields of output positions [p0, p1) of one group's

@@ -426,9 +426,53 @@ k_conv(const k_window *w, const float *x, const float *weights, const float *bia
 }
 
 void
+k_post_planes(const k_post *post, float *y, int64_t plane_size, int64_t p0, int64_t p1)
+{
+	if (post != NULL && post->on && p1 > p0)
+		k_activation(post->act, post->a, post->b, y + p0 * plane_size, (p1 - p0) * plane_size);
+}
+
+void
+k_post_block(const k_post *post, float *y, int64_t plane_size, int64_t c0, int64_t c1, int64_t q0, int64_t q1)
+{
+	if (post == NULL || !post->on || q1 <= q0)
+		return;
+	if (q0 == 0 && q1 == plane_size) {
+		k_post_planes(post, y, plane_size, c0, c1);
+		return;
+	}
+	for (int64_t c = c0; c < c1; c++)
+		k_activation(post->act, post->a, post->b, y + c * plane_size + q0, q1 - q0);
+}
+
+typedef struct post_args {
+	const k_post *post;
+	float *y;
+	int64_t plane_size;
+} post_args;
+
+static void
+post_range(void *arg, int64_t p0, int64_t p1)
+{
+	const post_args *a = arg;
+	k_post_planes(a->post, a->y, a->plane_size, p0, p1);
+}
+
+void
 k_conv_packed(const k_window *w, const float *x, const float *weights, const void *packed, const float *bias,
               float *y, void *scratch, int slots, const st_exec_ctx *ctx)
 {
+	k_conv_packed_post(w, x, weights, packed, bias, y, scratch, slots, NULL, ctx);
+}
+
+void
+k_conv_packed_post(const k_window *w, const float *x, const float *weights, const void *packed,
+                   const float *bias, float *y, void *scratch, int slots, const k_post *post,
+                   const st_exec_ctx *ctx)
+{
+	if (post != NULL && !post->on)
+		post = NULL;
+	bool posted = false; /* whether the path applied post itself */
 	int threads = threads_used(slots, ctx);
 	conv_plan p;
 	conv_plan_make(w, threads, &p);
@@ -437,16 +481,24 @@ k_conv_packed(const k_window *w, const float *x, const float *weights, const voi
 	 * then the paths that take the weights as they are (direct, reference),
 	 * which own_gemm and k_conv_packed_bytes leave alone. */
 	if (packed != NULL && k_winograd_is_packed(packed)) {
-		k_winograd(w, packed, x, bias, y, scratch, slots, ctx);
+		k_winograd_post(w, packed, x, bias, y, scratch, slots, post, ctx);
+		posted = true;
 	} else if (p.direct) {
-		k_conv_direct(w, x, weights, bias, y, scratch, slots, ctx);
+		k_conv_direct_post(w, x, weights, bias, y, scratch, slots, post, ctx);
+		posted = true;
 	} else if (p.reference) {
 		k_conv_ref(w, x, weights, bias, y);
 	} else if (packed != NULL || own_gemm(&p)) {
-		k_conv_gemm(&p.g, x, weights, packed, bias, y, scratch, slots, ctx);
+		posted = k_conv_gemm(&p.g, x, weights, packed, bias, y, scratch, slots, post, ctx);
 	} else {
 		a.chunks = p.tasks < threads ? p.tasks : threads;
 		k_parallel_for(ctx, a.chunks, 1, conv_chunks, &a);
+	}
+	if (post != NULL && !posted) {
+		/* A path that cannot apply it per thread: one pass over the planes. */
+		post_args pa = { .post = post, .y = y, .plane_size = p.g.out_size };
+		int64_t planes = p.g.batch * p.g.out_channels;
+		k_parallel_for(ctx, planes, p.g.out_size >= 16384 ? 1 : 16384 / (p.g.out_size + 1) + 1, post_range, &pa);
 	}
 }
 

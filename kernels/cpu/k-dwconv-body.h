@@ -838,6 +838,7 @@ DW_NAME(dw_chunks)(void *arg, int64_t c0, int64_t c1)
 				DW_NAME(dw_plane_narrow)(&copied, slot, filter, bias, plane);
 			else
 				DW_NAME(dw_plane_copied)(&copied, slot, filter, bias, plane);
+			k_post_planes(a->post, a->y, g->out_size, t, t + 1);
 		}
 	}
 }
@@ -853,6 +854,7 @@ DW_NAME(dw_planes)(void *arg, int64_t t0, int64_t t1)
 		int64_t group = oc / g->out_per_group;
 		DW_NAME(dw_plane)(a, a->x + (n * g->in_channels + group) * g->in_size, a->weights + oc * g->kernel_size,
 		                  a->bias ? a->bias[oc] : 0.0f, a->y + t * g->out_size);
+		k_post_planes(a->post, a->y, g->out_size, t, t + 1);
 	}
 }
 
@@ -995,6 +997,8 @@ DW_NAME(few_chunks)(void *arg, int64_t c0, int64_t c1)
 				DW_NAME(few_rows)(p, band, a->weights, a->bias, oh0, oh1, 1, out);
 			else
 				DW_NAME(few_rows)(p, band, a->weights, a->bias, oh0, oh1, 2, out);
+			/* Rows [oh0, oh1) of every channel: a flat window has depth 1. */
+			k_post_block(a->post, out, g->out_size, 0, g->out_channels, oh0 * g->out[2], oh1 * g->out[2]);
 		}
 	}
 }

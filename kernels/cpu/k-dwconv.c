@@ -98,6 +98,7 @@ typedef struct dw_args {
 	 * rows at a time, each input vector split into even and odd columns in
 	 * registers; nothing is copied. */
 	bool split;
+	const k_post *post; /* applied to each plane once computed, or NULL */
 	/* At stride 2 a copied row is kept as its even columns, then its odd
 	 * ones from float `phase` on, so that every tap reads consecutive
 	 * floats; 0 at stride 1. */
@@ -208,6 +209,7 @@ typedef struct few_plan {
 typedef struct few_args {
 	const few_plan *p;
 	const float *x, *weights, *bias;
+	const k_post *post; /* applied to each band of rows once computed, or NULL */
 	float *y;
 	float *scratch;
 	int64_t chunks;
@@ -377,7 +379,7 @@ k_conv_direct_scratch_bytes(const k_window *w, int slots)
 		few_plan_make(w, 1, &p);
 		slot_floats = p.slot_floats;
 	} else if (kind == K_DIRECT_DEPTHWISE) {
-		dw_args a;
+		dw_args a = { 0 };
 		dw_args_make(w, &a);
 		slot_floats = a.padded ? a.slot_floats : 0;
 	}
@@ -388,14 +390,23 @@ bool
 k_conv_direct_with(k_isa isa, const k_window *w, const float *x, const float *weights, const float *bias,
                    float *y, void *scratch, int slots, const st_exec_ctx *ctx)
 {
+	return k_conv_direct_post_with(isa, w, x, weights, bias, y, scratch, slots, NULL, ctx);
+}
+
+bool
+k_conv_direct_post_with(k_isa isa, const k_window *w, const float *x, const float *weights, const float *bias,
+                        float *y, void *scratch, int slots, const k_post *post, const st_exec_ctx *ctx)
+{
+	if (post != NULL && !post->on)
+		post = NULL;
 	if (!k_cpu_isa_supported(isa) || variants[isa].dw_planes == NULL)
 		return false;
 	const direct_variant *v = &variants[isa];
 	k_direct_kind kind = k_conv_direct_fits(w);
 	if (kind == K_DIRECT_DEPTHWISE) {
-		dw_args a;
+		dw_args a = { 0 };
 		dw_args_make(w, &a);
-		a.x = x, a.weights = weights, a.bias = bias, a.y = y, a.scratch = scratch;
+		a.x = x, a.weights = weights, a.bias = bias, a.y = y, a.scratch = scratch, a.post = post;
 		/* A plane is worth a thread from some 16 k multiply-adds. */
 		int64_t planes = a.g.batch * a.g.out_channels, work = a.g.out_size * a.g.kernel_size;
 		int64_t grain = work >= 16384 ? 1 : 16384 / (work + 1) + 1;
@@ -412,7 +423,7 @@ k_conv_direct_with(k_isa isa, const k_window *w, const float *x, const float *we
 		int threads = threads_used(slots, ctx);
 		few_plan p;
 		few_plan_make(w, threads, &p);
-		few_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .y = y, .scratch = scratch };
+		few_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .post = post, .y = y, .scratch = scratch };
 		a.chunks = p.tasks < threads ? p.tasks : threads;
 		k_parallel_for(ctx, a.chunks, 1, v->few_chunks, &a);
 		return true;
@@ -425,4 +436,11 @@ k_conv_direct(const k_window *w, const float *x, const float *weights, const flo
               void *scratch, int slots, const st_exec_ctx *ctx)
 {
 	k_conv_direct_with(k_cpu_isa(), w, x, weights, bias, y, scratch, slots, ctx);
+}
+
+void
+k_conv_direct_post(const k_window *w, const float *x, const float *weights, const float *bias, float *y,
+                   void *scratch, int slots, const k_post *post, const st_exec_ctx *ctx)
+{
+	k_conv_direct_post_with(k_cpu_isa(), w, x, weights, bias, y, scratch, slots, post, ctx);
 }

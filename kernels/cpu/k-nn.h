@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "k-cpu.h"
+#include "k-tensor.h"
 #include "st-plugin.h"
 
 /*
@@ -181,8 +182,33 @@ void k_conv_im2col(const k_window *g, const float *x, const float *weights, cons
 size_t k_conv_packed_bytes(const k_window *g);
 void k_conv_pack(const k_window *g, const float *weights, void *packed);
 size_t k_conv_packed_scratch_bytes(const k_window *g, int slots);
+
+/*
+ * An activation a convolution applies to its own output: each thread runs
+ * it over the part it has just written, while that is still in cache,
+ * rather than the host making a pass over the whole output afterwards. It
+ * is k_activation on the same values, so the result is the same to the
+ * bit. on false (or a NULL k_post): none.
+ */
+typedef struct k_post {
+	bool on;
+	k_act act;
+	float a, b; /* k_activation's coefficients */
+} k_post;
+
+/* k_post over planes [p0, p1) of an output whose planes hold plane_size
+ * elements each, and over channels [c0, c1) x positions [q0, q1) of one
+ * sample's output. */
+void k_post_planes(const k_post *post, float *y, int64_t plane_size, int64_t p0, int64_t p1);
+void k_post_block(const k_post *post, float *y, int64_t plane_size, int64_t c0, int64_t c1, int64_t q0,
+                  int64_t q1);
+
 void k_conv_packed(const k_window *g, const float *x, const float *weights, const void *packed,
                    const float *bias, float *y, void *scratch, int slots, const st_exec_ctx *ctx);
+/* The same followed by post (NULL: none). */
+void k_conv_packed_post(const k_window *g, const float *x, const float *weights, const void *packed,
+                        const float *bias, float *y, void *scratch, int slots, const k_post *post,
+                        const st_exec_ctx *ctx);
 
 /* Deconvolution (ONNX ConvTranspose): weights are C x out_channels/groups x
  * kernel...; the other buffers as for k_conv. */
@@ -222,6 +248,13 @@ void k_conv_direct(const k_window *g, const float *x, const float *weights, cons
  * kernel fits. */
 bool k_conv_direct_with(k_isa isa, const k_window *g, const float *x, const float *weights, const float *bias,
                         float *y, void *scratch, int slots, const st_exec_ctx *ctx);
+/* Both followed by post (k_post, above; NULL: none), plane by plane or
+ * band by band as they are computed. */
+void k_conv_direct_post(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
+                        void *scratch, int slots, const k_post *post, const st_exec_ctx *ctx);
+bool k_conv_direct_post_with(k_isa isa, const k_window *g, const float *x, const float *weights,
+                             const float *bias, float *y, void *scratch, int slots, const k_post *post,
+                             const st_exec_ctx *ctx);
 
 /* ---- k-pool.c: pooling ---- */
 

@@ -427,10 +427,33 @@ typedef struct wargs {
 	const float *u;  /* the first frequency's panels */
 	int64_t freq_floats;
 	const float *x, *bias;
+	const k_post *post; /* applied to each task's tiles once written, or NULL */
 	float *y;
 	float *scratch;
 	int64_t chunks;
 } wargs;
+
+/* a->post over the outputs of tiles [b0, b1) (row-major over the sample's
+ * tile grid) of channels [m0, m1) of sample n: tile row by tile row, only
+ * the columns of tiles in the range. */
+static void
+post_tiles(const wargs *a, int64_t n, int64_t b0, int64_t b1, int64_t m0, int64_t m1)
+{
+	const wplan *p = a->p;
+	const k_geometry *g = &p->g;
+	int64_t oh = g->out[1], ow = g->out[2];
+	float *y = a->y + n * g->out_channels * g->out_size;
+	for (int64_t r = b0 / p->tw; r <= (b1 - 1) / p->tw; r++) {
+		int64_t c0 = r == b0 / p->tw ? b0 % p->tw : 0;
+		int64_t c1 = r == (b1 - 1) / p->tw ? (b1 - 1) % p->tw + 1 : p->tw;
+		int64_t y0 = r * p->m, y1 = min64(y0 + p->m, oh);
+		int64_t x0 = c0 * p->m, x1 = min64(c1 * p->m, ow);
+		for (int64_t c = m0; c < m1; c++)
+			for (int64_t row = y0; row < y1; row++)
+				k_activation(a->post->act, a->post->a, a->post->b, y + c * g->out_size + row * ow + x0,
+				             x1 - x0);
+	}
+}
 
 /* Tasks [t0, t1) on one slot; the input is transformed again only when the
  * block of tiles changes. */
@@ -474,6 +497,8 @@ wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
 			}
 		}
 		a->lv->output(p, prod, b0, b1, m0, m1, a->bias, a->y + n * g->out_channels * g->out_size);
+		if (a->post != NULL)
+			post_tiles(a, n, b0, b1, m0, m1);
 	}
 }
 
@@ -491,6 +516,13 @@ void
 k_winograd(const k_window *w, const void *packed, const float *x, const float *bias, float *y, void *scratch,
            int slots, const st_exec_ctx *ctx)
 {
+	k_winograd_post(w, packed, x, bias, y, scratch, slots, NULL, ctx);
+}
+
+void
+k_winograd_post(const k_window *w, const void *packed, const float *x, const float *bias, float *y,
+                void *scratch, int slots, const k_post *post, const st_exec_ctx *ctx)
+{
 	const wino_head *h = packed;
 	assert(k_winograd_is_packed(h) && h->cin == w->in_channels && h->cout == w->out_channels);
 	const k_gemm_kernel *kr = k_gemm_kernel_by_width((k_isa)h->isa, h->nr);
@@ -499,7 +531,7 @@ k_winograd(const k_window *w, const void *packed, const float *x, const float *b
 	wplan p;
 	wplan_make(w, kr, h->m, threads, &p);
 	wargs a = { .p = &p, .lv = level_of((k_isa)h->isa, p.tw), .u = (const float *)(h + 1), .freq_floats = h->freq_floats,
-		    .x = x, .bias = bias, .y = y, .scratch = scratch };
+		    .x = x, .bias = bias, .post = post != NULL && post->on ? post : NULL, .y = y, .scratch = scratch };
 	a.chunks = min64(p.tasks, threads);
 	k_parallel_for(ctx, a.chunks, 1, wino_chunks, &a);
 }

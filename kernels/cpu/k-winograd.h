@@ -42,5 +42,8 @@ size_t k_winograd_scratch_bytes(const k_window *w, int m, k_isa isa, int slots);
 /* The convolution with filters from k_winograd_pack; bias may be NULL. */
 void k_winograd(const k_window *w, const void *packed, const float *x, const float *bias, float *y, void *scratch,
                 int slots, const st_exec_ctx *ctx);
+/* The same, each task applying post (NULL: none) to the tiles it wrote. */
+void k_winograd_post(const k_window *w, const void *packed, const float *x, const float *bias, float *y,
+                     void *scratch, int slots, const k_post *post, const st_exec_ctx *ctx);
 
 #endif

@@ -21,6 +21,10 @@ typedef struct window_state {
 	size_t packed_bytes;
 	uint64_t generation;  /* L->weights_generation they were packed from */
 	const void *source;   /* and the data */
+	/* An attached relu or clip, applied by the kernels as they write the
+	 * output (ST_IMPL_FUSES_RELU_CLIP); off for other activations, which
+	 * the host applies. */
+	k_post post;
 } window_state;
 
 /* STRATA_KERNELS=reference runs the reference kernels instead of the fast
@@ -275,6 +279,23 @@ static const window_params conv_window = {
 	.padding = CONV_PADDING, .pads = CONV_PADS,
 };
 
+/* The k_post for L's attached activation: relu, or clip with its min and
+ * max, as std-activation-cpu.c computes them. */
+static k_post
+conv_post(const st_exec_layer *L)
+{
+	k_post post = { 0 };
+	if (L->act == NULL)
+		return post;
+	if (strcmp(L->act->name, "relu") == 0) {
+		post = (k_post){ .on = true, .act = K_ACT_RELU };
+	} else if (strcmp(L->act->name, "clip") == 0 && L->act_params != NULL) {
+		post = (k_post){ .on = true, .act = K_ACT_CLIP, .a = (float)L->act_params[CLIP_MIN].f,
+			         .b = (float)L->act_params[CLIP_MAX].f };
+	}
+	return post;
+}
+
 int
 std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 {
@@ -296,6 +317,7 @@ std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 	s->w = w;
 	s->reference = reference_wanted();
 	s->slots = k_thread_slots();
+	s->post = conv_post(L);
 	k_gemm_init();
 	if (conv_pack(L, api, s, &w) != 0)
 		return -1;
@@ -313,11 +335,16 @@ std_conv_run(st_exec_layer *L, const st_exec_ctx *ctx)
 {
 	const window_state *s = L->state;
 	const float *bias = L->params[CONV_BIAS].b ? L->weights[1].data : NULL;
-	if (s->reference)
+	if (s->reference) {
 		k_conv_ref(&s->w, L->inputs[0].data, L->weights[0].data, bias, L->outputs[0].data);
-	else
-		k_conv_packed(&s->w, L->inputs[0].data, L->weights[0].data, s->packed, bias, L->outputs[0].data,
-		              L->scratch, s->slots, ctx);
+		int64_t n = 1;
+		for (int i = 0; i < L->outputs[0].shape.rank; i++)
+			n *= L->outputs[0].shape.dims[i];
+		k_post_planes(&s->post, L->outputs[0].data, n, 0, 1);
+	} else {
+		k_conv_packed_post(&s->w, L->inputs[0].data, L->weights[0].data, s->packed, bias, L->outputs[0].data,
+		                   L->scratch, s->slots, &s->post, ctx);
+	}
 	return 0;
 }
 
@@ -494,7 +521,8 @@ global_pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	.dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32)
 
 const st_impl_desc std_conv_impls[] = {
-	{ .layer = "convolution", CPU_FP32_NCHW, .prepare = std_conv_prepare, .run = std_conv_run,
+	{ .layer = "convolution", CPU_FP32_NCHW, .flags = ST_IMPL_FUSES_RELU_CLIP, .prepare = std_conv_prepare,
+	  .run = std_conv_run,
 	  .release = std_window_release },
 	{ .layer = "deconvolution", CPU_FP32_NCHW, .prepare = std_deconv_prepare, .run = std_deconv_run,
 	  .release = std_window_release },

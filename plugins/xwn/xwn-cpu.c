@@ -410,8 +410,9 @@ cascade_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	.dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32)
 
 const st_impl_desc xwn_impls[] = {
-	{ .layer = "xwn_convolution", CPU_FP32_NCHW, .prepare = xwn_conv_prepare, .run = xwn_conv_run,
-	  .release = xwn_conv_release },
+	/* std_conv_run applies an attached relu or clip (ST_IMPL_FUSES_RELU_CLIP). */
+	{ .layer = "xwn_convolution", CPU_FP32_NCHW, .flags = ST_IMPL_FUSES_RELU_CLIP, .prepare = xwn_conv_prepare,
+	  .run = xwn_conv_run, .release = xwn_conv_release },
 	{ .layer = "xwn_deconvolution", CPU_FP32_NCHW, .prepare = xwn_deconv_prepare, .run = xwn_conv_run,
 	  .release = xwn_conv_release },
 	{ .layer = "xwn_cascade_convolution", CPU_FP32_NCHW, .prepare = cascade_prepare,

@@ -227,6 +227,10 @@ struct st_exec_ctx {
 /* Flags of st_impl_desc. */
 #define ST_IMPL_FUSES_ACTIVATION 0x1u /* run applies the attached activation itself */
 #define ST_IMPL_IN_PLACE 0x2u         /* output 0 may share input 0's buffer */
+/* run applies an attached relu or clip itself (as it writes the output),
+ * other activations being left to the host. Both are idempotent, so a host
+ * from before this flag, which applies them again, gets the same result. */
+#define ST_IMPL_FUSES_RELU_CLIP 0x4u
 
 #define ST_LAYOUT_BIT(l) (1u << (l))
 #define ST_DTYPE_BIT(t) (1u << (t))

@@ -371,7 +371,7 @@ check_swapped_conv(rng *r, const k_window *w, int mode)
 			float *got = malloc((size_t)n_out * sizeof *got);
 			for (int64_t i = 0; i < n_out; i++)
 				got[i] = NAN;
-			k_conv_gemm(&g, x, filters, pre ? packed : NULL, bias, got, scratch, ways[v].slots,
+			k_conv_gemm(&g, x, filters, pre ? packed : NULL, bias, got, scratch, ways[v].slots, NULL,
 			            ways[v].parallel ? &ways[v].ctx : NULL);
 			char what[256], why[256];
 			snprintf(what, sizeof what,
