@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,4 +285,90 @@ test_remove_dir(char *dir)
 	cr_assert_eq(system(cmd), 0);
 	free(cmd);
 	free(dir);
+}
+
+uint64_t
+test_rng_next(test_rng *r)
+{
+	r->s ^= r->s << 13;
+	r->s ^= r->s >> 7;
+	r->s ^= r->s << 17;
+	return r->s;
+}
+
+int64_t
+test_pick(test_rng *r, int64_t lo, int64_t hi)
+{
+	return lo + (int64_t)(test_rng_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+float *
+test_random_floats(test_rng *r, int64_t n)
+{
+	float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+	cr_assert(v != NULL);
+	for (int64_t i = 0; i < n; i++)
+		v[i] = (float)((double)(test_rng_next(r) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+	return v;
+}
+
+float *
+test_nan_floats(int64_t n)
+{
+	float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
+	cr_assert(v != NULL);
+	for (int64_t i = 0; i < n; i++)
+		v[i] = NAN;
+	return v;
+}
+
+/* How many pieces a pool of ctx->n_threads cuts [0, n) into. */
+static int64_t
+pieces_of(const st_exec_ctx *ctx, int64_t n, int64_t grain)
+{
+	int64_t parts = ctx->n_threads;
+	if (grain < 1)
+		grain = 1;
+	if (parts > n / grain)
+		parts = n / grain;
+	return parts < 1 ? 1 : parts;
+}
+
+void
+test_pieces_run(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
+{
+	int64_t parts = pieces_of(ctx, n, grain);
+	for (int64_t p = parts - 1; p >= 0; p--)
+		fn(arg, p * n / parts, (p + 1) * n / parts);
+}
+
+typedef struct piece {
+	st_range_fn fn;
+	void *arg;
+	int64_t begin, end;
+} piece;
+
+static void *
+piece_main(void *arg)
+{
+	piece *p = arg;
+	p->fn(p->arg, p->begin, p->end);
+	return NULL;
+}
+
+void
+test_threads_run(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
+{
+	int64_t parts = pieces_of(ctx, n, grain);
+	piece pieces[16];
+	pthread_t threads[16];
+	cr_assert_leq(parts, 16);
+	for (int64_t p = 0; p < parts; p++) {
+		pieces[p] = (piece){ fn, arg, p * n / parts, (p + 1) * n / parts };
+		if (p > 0)
+			cr_assert_eq(pthread_create(&threads[p], NULL, piece_main, &pieces[p]), 0);
+	}
+	piece_main(&pieces[0]);
+	for (int64_t p = 1; p < parts; p++)
+		pthread_join(threads[p], NULL);
 }

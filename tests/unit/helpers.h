@@ -66,6 +66,26 @@ void test_layer_free(test_layer *out);
  * (ARCHITECTURE.md); on failure writes the worst element into why. */
 bool test_allclose(const float *a, const float *b, int64_t n, double rtol, char *why, size_t size);
 
+/* Seeded random data for the kernel tests: a xorshift64 state (any seed
+ * but 0). */
+typedef struct test_rng {
+	uint64_t s;
+} test_rng;
+uint64_t test_rng_next(test_rng *r);
+/* An integer in [lo, hi]. */
+int64_t test_pick(test_rng *r, int64_t lo, int64_t hi);
+/* n values in [-1, 1); caller frees. */
+float *test_random_floats(test_rng *r, int64_t n);
+/* n NaNs, so that an output a kernel leaves unwritten shows; caller frees. */
+float *test_nan_floats(int64_t n);
+
+/* st_exec_ctx parallel_for functions that cut [0, n) as a pool of
+ * ctx->n_threads threads would (pieces of at least grain items): the first
+ * runs the pieces one after another, last first, on the calling thread; the
+ * second on threads of their own (at most 16). */
+void test_pieces_run(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg);
+void test_threads_run(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg);
+
 /* A fresh folder under $TMPDIR named strata-<what>-XXXXXX; caller removes it
  * (and frees the name) with test_remove_dir. */
 char *test_temp_dir(const char *what);

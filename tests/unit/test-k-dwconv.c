@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,58 +15,6 @@
 
 /* ---- ways to run a kernel ---- */
 
-static int64_t
-pieces_of(const st_exec_ctx *ctx, int64_t n, int64_t grain)
-{
-	int64_t parts = ctx->n_threads;
-	if (grain < 1)
-		grain = 1;
-	if (parts > n / grain)
-		parts = n / grain;
-	return parts < 1 ? 1 : parts;
-}
-
-/* Cuts the range as a pool may and runs the pieces, last first, here. */
-static void
-pieces_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
-{
-	int64_t parts = pieces_of(ctx, n, grain);
-	for (int64_t p = parts - 1; p >= 0; p--)
-		fn(arg, p * n / parts, (p + 1) * n / parts);
-}
-
-typedef struct piece {
-	st_range_fn fn;
-	void *arg;
-	int64_t begin, end;
-} piece;
-
-static void *
-piece_main(void *arg)
-{
-	piece *p = arg;
-	p->fn(p->arg, p->begin, p->end);
-	return NULL;
-}
-
-/* Runs the pieces on threads of their own. */
-static void
-threads_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
-{
-	int64_t parts = pieces_of(ctx, n, grain);
-	piece pieces[8];
-	pthread_t threads[8];
-	cr_assert_leq(parts, 8);
-	for (int64_t p = 0; p < parts; p++) {
-		pieces[p] = (piece){ fn, arg, p * n / parts, (p + 1) * n / parts };
-		if (p > 0)
-			cr_assert_eq(pthread_create(&threads[p], NULL, piece_main, &pieces[p]), 0);
-	}
-	piece_main(&pieces[0]);
-	for (int64_t p = 1; p < parts; p++)
-		pthread_join(threads[p], NULL);
-}
-
 typedef struct run_mode {
 	const char *name;
 	st_exec_ctx ctx;
@@ -77,53 +24,13 @@ typedef struct run_mode {
 
 static const run_mode modes[] = {
 	{ "serial", { 0 }, true, 1 },
-	{ "3 pieces", { .n_threads = 3, .parallel_for = pieces_for }, false, 3 },
-	{ "2 pieces, 5 slots", { .n_threads = 2, .parallel_for = pieces_for }, false, 5 },
-	{ "4 threads", { .n_threads = 4, .parallel_for = threads_for }, false, 4 },
+	{ "3 pieces", { .n_threads = 3, .parallel_for = test_pieces_run }, false, 3 },
+	{ "2 pieces, 5 slots", { .n_threads = 2, .parallel_for = test_pieces_run }, false, 5 },
+	{ "4 threads", { .n_threads = 4, .parallel_for = test_threads_run }, false, 4 },
 };
 #define N_MODES (sizeof modes / sizeof modes[0])
 
 /* ---- data ---- */
-
-typedef struct rng {
-	uint64_t s;
-} rng;
-
-static uint64_t
-rng_next(rng *r)
-{
-	r->s ^= r->s << 13;
-	r->s ^= r->s >> 7;
-	r->s ^= r->s << 17;
-	return r->s;
-}
-
-static int64_t
-pick(rng *r, int64_t lo, int64_t hi)
-{
-	return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
-}
-
-static float *
-random_floats(rng *r, int64_t n)
-{
-	float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-	cr_assert(v != NULL);
-	for (int64_t i = 0; i < n; i++)
-		v[i] = (float)((double)(rng_next(r) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-	return v;
-}
-
-/* NaN everywhere, so that an output the kernel leaves unwritten shows. */
-static float *
-nan_floats(int64_t n)
-{
-	float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-	cr_assert(v != NULL);
-	for (int64_t i = 0; i < n; i++)
-		v[i] = NAN;
-	return v;
-}
 
 /* Scratch followed by 64 guard bytes that must come back untouched. */
 static unsigned char *
@@ -206,7 +113,7 @@ static int checked_variants;
  * give the same when it takes the direct kernel.
  */
 static void
-check_direct(rng *r, const k_window *w, bool with_bias, k_direct_kind kind)
+check_direct(test_rng *r, const k_window *w, bool with_bias, k_direct_kind kind)
 {
 	char text[512];
 	window_text(w, with_bias, text, sizeof text);
@@ -215,10 +122,10 @@ check_direct(rng *r, const k_window *w, bool with_bias, k_direct_kind kind)
 	for (int i = 0; i < w->spatial; i++)
 		kernel *= w->kernel[i];
 	int64_t n_out = elements(w, true);
-	float *x = random_floats(r, elements(w, false));
-	float *filters = random_floats(r, w->out_channels * (w->in_channels / w->groups) * kernel);
-	float *bias = with_bias ? random_floats(r, w->out_channels) : NULL;
-	float *want = nan_floats(n_out), *first = nan_floats(n_out);
+	float *x = test_random_floats(r, elements(w, false));
+	float *filters = test_random_floats(r, w->out_channels * (w->in_channels / w->groups) * kernel);
+	float *bias = with_bias ? test_random_floats(r, w->out_channels) : NULL;
+	float *want = test_nan_floats(n_out), *first = test_nan_floats(n_out);
 	k_conv_ref(w, x, filters, bias, want);
 	bool have_first = false;
 	for (int isa = K_ISA_PORTABLE; isa < K_ISA_COUNT; isa++) {
@@ -228,7 +135,7 @@ check_direct(rng *r, const k_window *w, bool with_bias, k_direct_kind kind)
 		for (size_t m = 0; m < N_MODES; m++) {
 			size_t bytes = k_conv_direct_scratch_bytes(w, modes[m].slots);
 			unsigned char *scratch = scratch_new(bytes);
-			float *got = nan_floats(n_out);
+			float *got = test_nan_floats(n_out);
 			bool ran = k_conv_direct_with((k_isa)isa, w, x, filters, bias, got, scratch, modes[m].slots,
 			                              modes[m].serial ? NULL : &modes[m].ctx);
 			char what[700];
@@ -251,8 +158,8 @@ check_direct(rng *r, const k_window *w, bool with_bias, k_direct_kind kind)
 	if (k_conv_direct_chosen(w) != K_DIRECT_NONE) {
 		size_t bytes = k_conv_scratch_bytes(w, 2);
 		unsigned char *scratch = scratch_new(bytes);
-		float *got = nan_floats(n_out);
-		st_exec_ctx two = { .n_threads = 2, .parallel_for = threads_for };
+		float *got = test_nan_floats(n_out);
+		st_exec_ctx two = { .n_threads = 2, .parallel_for = test_threads_run };
 		k_conv(w, x, filters, bias, got, scratch, 2, &two);
 		scratch_free(scratch, bytes, text);
 		char why[256];
@@ -272,7 +179,7 @@ check_direct(rng *r, const k_window *w, bool with_bias, k_direct_kind kind)
  * blocks, 3 x 3 at both strides and pads 0 to 2, and the other sizes. */
 Test(k_nn, direct_depthwise_shapes)
 {
-	rng r = { 7 };
+	test_rng r = { 7 };
 	static const int64_t widths[] = { 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 18, 31, 32, 33, 34, 47, 56, 57, 66, 113 };
 	for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
 		int64_t wd = widths[i];
@@ -332,7 +239,7 @@ Test(k_nn, direct_depthwise_shapes)
  * row's ends), pads 0 to 2 and uneven ones, and the MobileNetV2 planes. */
 Test(k_nn, direct_depthwise_3x3_stride2)
 {
-	rng r = { 23 };
+	test_rng r = { 23 };
 	static const int64_t widths[] = { 3, 6, 9, 14, 16, 17, 30, 31, 33, 34, 35, 63, 64, 65, 66, 67, 97, 130 };
 	for (size_t i = 0; i < sizeof widths / sizeof widths[0]; i++) {
 		for (int64_t pad = 0; pad <= 2; pad++) {
@@ -367,22 +274,22 @@ Test(k_nn, direct_depthwise_3x3_stride2)
  * channel is a first layer). */
 Test(k_nn, direct_depthwise_random)
 {
-	rng r = { 0x5851f42d4c957f2du };
+	test_rng r = { 0x5851f42d4c957f2du };
 	for (int t = 0; t < 220; t++) {
-		k_window w = { .batch = pick(&r, 1, 3), .groups = pick(&r, 2, 5) };
-		int shape = (int)pick(&r, 0, 9);
+		k_window w = { .batch = test_pick(&r, 1, 3), .groups = test_pick(&r, 2, 5) };
+		int shape = (int)test_pick(&r, 0, 9);
 		w.spatial = shape == 0 ? 1 : shape == 1 ? 3 : 2;
 		w.in_channels = w.groups;
-		w.out_channels = w.groups * pick(&r, 1, 3);
+		w.out_channels = w.groups * test_pick(&r, 1, 3);
 		do {
 			for (int i = 0; i < w.spatial; i++) {
 				int64_t most = w.spatial == 3 ? 7 : i + 1 == w.spatial ? 70 : 20;
-				w.in[i] = pick(&r, 1, most);
-				w.kernel[i] = pick(&r, 1, w.spatial == 3 ? 3 : 7);
-				w.stride[i] = pick(&r, 1, 3);
-				w.dilation[i] = pick(&r, 1, 2);
-				w.pad_begin[i] = pick(&r, 0, 2);
-				w.pad_end[i] = pick(&r, 0, 2);
+				w.in[i] = test_pick(&r, 1, most);
+				w.kernel[i] = test_pick(&r, 1, w.spatial == 3 ? 3 : 7);
+				w.stride[i] = test_pick(&r, 1, 3);
+				w.dilation[i] = test_pick(&r, 1, 2);
+				w.pad_begin[i] = test_pick(&r, 0, 2);
+				w.pad_end[i] = test_pick(&r, 0, 2);
 			}
 		} while (!window_finish(&w));
 		check_direct(&r, &w, t % 3 != 0, K_DIRECT_DEPTHWISE);
@@ -393,7 +300,7 @@ Test(k_nn, direct_depthwise_random)
 
 Test(k_nn, direct_few_channels_shapes)
 {
-	rng r = { 11 };
+	test_rng r = { 11 };
 	k_window cases[] = {
 		window2d(1, 3, 16, 1, 63, 65, 7, 2, 3),  /* a ResNet stem, smaller */
 		window2d(1, 3, 8, 1, 224, 224, 3, 2, 1), /* a MobileNet stem: several bands */
@@ -422,19 +329,19 @@ Test(k_nn, direct_few_channels_shapes)
 
 Test(k_nn, direct_few_channels_random)
 {
-	rng r = { 0x14057b7ef767814fu };
+	test_rng r = { 0x14057b7ef767814fu };
 	for (int t = 0; t < 160; t++) {
-		k_window w = { .batch = pick(&r, 1, 3), .groups = 1, .in_channels = pick(&r, 1, 4),
-		               .out_channels = pick(&r, 1, 20) };
-		w.spatial = pick(&r, 0, 5) == 0 ? 1 : 2;
+		k_window w = { .batch = test_pick(&r, 1, 3), .groups = 1, .in_channels = test_pick(&r, 1, 4),
+		               .out_channels = test_pick(&r, 1, 20) };
+		w.spatial = test_pick(&r, 0, 5) == 0 ? 1 : 2;
 		do {
 			for (int i = 0; i < w.spatial; i++) {
-				w.in[i] = pick(&r, 1, i + 1 == w.spatial ? 80 : 30);
-				w.kernel[i] = pick(&r, 1, 7);
-				w.stride[i] = pick(&r, 1, 2);
-				w.dilation[i] = pick(&r, 1, 2);
-				w.pad_begin[i] = pick(&r, 0, 3);
-				w.pad_end[i] = pick(&r, 0, 3);
+				w.in[i] = test_pick(&r, 1, i + 1 == w.spatial ? 80 : 30);
+				w.kernel[i] = test_pick(&r, 1, 7);
+				w.stride[i] = test_pick(&r, 1, 2);
+				w.dilation[i] = test_pick(&r, 1, 2);
+				w.pad_begin[i] = test_pick(&r, 0, 3);
+				w.pad_end[i] = test_pick(&r, 0, 3);
 			}
 		} while (!window_finish(&w));
 		check_direct(&r, &w, t % 3 != 0, K_DIRECT_FEW_CHANNELS);
@@ -485,12 +392,12 @@ Test(k_nn, direct_rule)
  * k_conv_ref's result to the bit, the fast path one within the tolerance. */
 Test(k_nn, direct_layer_reference_switch)
 {
-	rng r = { 5 };
+	test_rng r = { 5 };
 	int64_t c = 6, h = 13, wd = 19;
 	st_tensor in = { .shape = { .dtype = ST_DTYPE_FLOAT32, .rank = 4, .dims = { 1, c, h, wd } },
 	                 .layout = ST_LAYOUT_NCHW };
-	in.data = random_floats(&r, c * h * wd);
-	float *filters = random_floats(&r, c * 9), *bias = random_floats(&r, c);
+	in.data = test_random_floats(&r, c * h * wd);
+	float *filters = test_random_floats(&r, c * 9), *bias = test_random_floats(&r, c);
 	st_tensor weights[2] = {
 		{ .shape = { .dtype = ST_DTYPE_FLOAT32, .rank = 4, .dims = { c, 1, 3, 3 } }, .data = filters,
 		  .layout = ST_LAYOUT_NCHW },
@@ -499,7 +406,7 @@ Test(k_nn, direct_layer_reference_switch)
 	};
 	k_window w = window2d(1, c, c, c, h, wd, 3, 1, 1);
 	int64_t n = elements(&w, true);
-	float *want = nan_floats(n);
+	float *want = test_nan_floats(n);
 	k_conv_ref(&w, in.data, filters, bias, want);
 	for (int reference = 0; reference < 2; reference++) {
 		if (reference)

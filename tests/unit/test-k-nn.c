@@ -6,7 +6,6 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,62 +18,7 @@
 #include "k-nn.h"
 #include "st-io.h"
 
-/* ------------------------------------------------------------------------
- * Thread pools for the kernels: one that cuts the range as a pool may and
- * runs the pieces last first on this thread, and one with real threads.
- * ------------------------------------------------------------------------ */
-
-static int64_t
-piece_count(const st_exec_ctx *ctx, int64_t n, int64_t grain)
-{
-	int64_t parts = ctx->n_threads;
-	if (grain < 1)
-		grain = 1;
-	if (parts > n / grain)
-		parts = n / grain;
-	return parts < 1 ? 1 : parts;
-}
-
-static void
-split_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
-{
-	int64_t parts = piece_count(ctx, n, grain);
-	for (int64_t p = parts - 1; p >= 0; p--)
-		fn(arg, p * n / parts, (p + 1) * n / parts);
-}
-
-typedef struct piece {
-	st_range_fn fn;
-	void *arg;
-	int64_t begin, end;
-} piece;
-
-static void *
-piece_main(void *arg)
-{
-	piece *p = arg;
-	p->fn(p->arg, p->begin, p->end);
-	return NULL;
-}
-
-static void
-thread_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
-{
-	int64_t parts = piece_count(ctx, n, grain);
-	piece pieces[16];
-	pthread_t threads[16];
-	cr_assert_leq(parts, 16);
-	for (int64_t p = 0; p < parts; p++) {
-		pieces[p] = (piece){ fn, arg, p * n / parts, (p + 1) * n / parts };
-		if (p > 0)
-			cr_assert_eq(pthread_create(&threads[p], NULL, piece_main, &pieces[p]), 0);
-	}
-	piece_main(&pieces[0]);
-	for (int64_t p = 1; p < parts; p++)
-		pthread_join(threads[p], NULL);
-}
-
-/* The ways a kernel is run: serially, cut into pieces, and on threads, with
+/* The ways a kernel is run (test_pieces_run, test_threads_run in helpers.c): serially, cut into pieces, and on threads, with
  * as many scratch slots as threads or more. */
 typedef struct run_mode {
 	const char *name;
@@ -85,9 +29,9 @@ typedef struct run_mode {
 
 static const run_mode modes[] = {
 	{ "serial", { 0 }, true, 1 },
-	{ "3 pieces", { .n_threads = 3, .parallel_for = split_for }, false, 3 },
-	{ "2 pieces, 8 slots", { .n_threads = 2, .parallel_for = split_for }, false, 8 },
-	{ "4 threads", { .n_threads = 4, .parallel_for = thread_for }, false, 4 },
+	{ "3 pieces", { .n_threads = 3, .parallel_for = test_pieces_run }, false, 3 },
+	{ "2 pieces, 8 slots", { .n_threads = 2, .parallel_for = test_pieces_run }, false, 8 },
+	{ "4 threads", { .n_threads = 4, .parallel_for = test_threads_run }, false, 4 },
 };
 
 static const st_exec_ctx *
@@ -114,49 +58,8 @@ static const k_gemm_impl gemm_impls[] = { K_GEMM_AUTO, K_GEMM_OWN, K_GEMM_OPENBL
 static const char *const gemm_impl_names[] = { "auto", "own", "openblas" };
 
 /* ------------------------------------------------------------------------
- * Random data
+ * Random data (test_rng and friends in helpers.c) and scratch
  * ------------------------------------------------------------------------ */
-
-typedef struct rng {
-	uint64_t s;
-} rng;
-
-static uint64_t
-rng_next(rng *r)
-{
-	r->s ^= r->s << 13;
-	r->s ^= r->s >> 7;
-	r->s ^= r->s << 17;
-	return r->s;
-}
-
-/* An integer in [lo, hi]. */
-static int64_t
-pick(rng *r, int64_t lo, int64_t hi)
-{
-	return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
-}
-
-static float *
-random_floats(rng *r, int64_t n)
-{
-	float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-	cr_assert(v != NULL);
-	for (int64_t i = 0; i < n; i++)
-		v[i] = (float)((double)(rng_next(r) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-	return v;
-}
-
-/* An output buffer filled with NaN, so that unwritten elements show. */
-static float *
-nan_floats(int64_t n)
-{
-	float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-	cr_assert(v != NULL);
-	for (int64_t i = 0; i < n; i++)
-		v[i] = NAN;
-	return v;
-}
 
 /* Scratch with 64 guard bytes after it that must come back untouched. */
 static unsigned char *
@@ -375,7 +278,7 @@ Test(k_nn, reference_cases_present)
 /* Runs a convolution (or deconvolution) every way and compares with the
  * reference. */
 static void
-check_conv(rng *r, const k_window *w, bool transposed, bool bias)
+check_conv(test_rng *r, const k_window *w, bool transposed, bool bias)
 {
 	char text[512];
 	window_text(w, text, sizeof text);
@@ -385,15 +288,15 @@ check_conv(rng *r, const k_window *w, bool transposed, bool bias)
 	int64_t n_weights = transposed ? w->in_channels * (w->out_channels / w->groups) * kernel
 	                               : w->out_channels * (w->in_channels / w->groups) * kernel;
 	int64_t n_out = window_elements(w, true);
-	float *x = random_floats(r, window_elements(w, false)), *filters = random_floats(r, n_weights);
-	float *b = bias ? random_floats(r, w->out_channels) : NULL;
-	float *want = nan_floats(n_out);
+	float *x = test_random_floats(r, window_elements(w, false)), *filters = test_random_floats(r, n_weights);
+	float *b = bias ? test_random_floats(r, w->out_channels) : NULL;
+	float *want = test_nan_floats(n_out);
 	(transposed ? k_deconv_ref : k_conv_ref)(w, x, filters, b, want);
 	if (transposed) {
 		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
 			size_t bytes = k_deconv_scratch_bytes(w, modes[m].slots);
 			unsigned char *scratch = scratch_new(bytes);
-			float *got = nan_floats(n_out);
+			float *got = test_nan_floats(n_out);
 			k_deconv(w, x, filters, b, got, scratch, modes[m].slots, mode_ctx(&modes[m]));
 			char what[700];
 			snprintf(what, sizeof what, "deconv %s, %s", text, modes[m].name);
@@ -422,7 +325,7 @@ check_conv(rng *r, const k_window *w, bool transposed, bool bias)
 			for (int pre = 0; pre < (packed ? 2 : 1); pre++) {
 				size_t bytes = (pre ? k_conv_packed_scratch_bytes : k_conv_scratch_bytes)(w, modes[m].slots);
 				unsigned char *scratch = scratch_new(bytes);
-				float *got = nan_floats(n_out);
+				float *got = test_nan_floats(n_out);
 				if (pre)
 					k_conv_packed(w, x, filters, packed, b, got, scratch, modes[m].slots, mode_ctx(&modes[m]));
 				else
@@ -448,34 +351,34 @@ check_conv(rng *r, const k_window *w, bool transposed, bool bias)
 /* A random window: conv gives ordinary output sizes, transposed ones with
  * output_padding and crops (sometimes negative, as the same modes can). */
 static void
-random_window(rng *r, k_window *w, bool transposed)
+random_window(test_rng *r, k_window *w, bool transposed)
 {
-	*w = (k_window){ .spatial = (int)pick(r, 1, 3), .batch = pick(r, 1, 3) };
-	int64_t in_per_group = pick(r, 1, 4), out_per_group = pick(r, 1, 4);
-	w->groups = pick(r, 1, 3);
-	if (pick(r, 0, 4) == 0)
+	*w = (k_window){ .spatial = (int)test_pick(r, 1, 3), .batch = test_pick(r, 1, 3) };
+	int64_t in_per_group = test_pick(r, 1, 4), out_per_group = test_pick(r, 1, 4);
+	w->groups = test_pick(r, 1, 3);
+	if (test_pick(r, 0, 4) == 0)
 		in_per_group = out_per_group = 1; /* depthwise */
 	w->in_channels = w->groups * in_per_group;
 	w->out_channels = w->groups * out_per_group;
 	int64_t most = w->spatial == 3 ? 6 : w->spatial == 2 ? 12 : 24;
 	for (int i = 0; i < w->spatial; i++) {
 		for (;;) {
-			w->in[i] = pick(r, 1, most);
-			w->kernel[i] = pick(r, 1, w->spatial == 3 ? 3 : 4);
-			w->stride[i] = pick(r, 1, 3);
-			w->dilation[i] = pick(r, 1, 2);
+			w->in[i] = test_pick(r, 1, most);
+			w->kernel[i] = test_pick(r, 1, w->spatial == 3 ? 3 : 4);
+			w->stride[i] = test_pick(r, 1, 3);
+			w->dilation[i] = test_pick(r, 1, 2);
 			int64_t extent = (w->kernel[i] - 1) * w->dilation[i] + 1;
 			if (transposed) {
 				int64_t most_op = (w->stride[i] > w->dilation[i] ? w->stride[i] : w->dilation[i]) - 1;
-				int64_t full = w->stride[i] * (w->in[i] - 1) + pick(r, 0, most_op) + extent;
-				w->pad_begin[i] = pick(r, -1, 2);
-				w->pad_end[i] = pick(r, -1, 2);
+				int64_t full = w->stride[i] * (w->in[i] - 1) + test_pick(r, 0, most_op) + extent;
+				w->pad_begin[i] = test_pick(r, -1, 2);
+				w->pad_end[i] = test_pick(r, -1, 2);
 				w->out[i] = full - w->pad_begin[i] - w->pad_end[i];
 				if (w->out[i] >= 1)
 					break;
 			} else {
-				w->pad_begin[i] = pick(r, 0, 2);
-				w->pad_end[i] = pick(r, 0, 2);
+				w->pad_begin[i] = test_pick(r, 0, 2);
+				w->pad_end[i] = test_pick(r, 0, 2);
 				int64_t padded = w->in[i] + w->pad_begin[i] + w->pad_end[i];
 				if (padded < extent)
 					continue;
@@ -488,7 +391,7 @@ random_window(rng *r, k_window *w, bool transposed)
 
 Test(k_nn, conv_fast_matches_reference_random)
 {
-	rng r = { 0x9e3779b97f4a7c15u };
+	test_rng r = { 0x9e3779b97f4a7c15u };
 	for (int i = 0; i < 150; i++) {
 		k_window w;
 		random_window(&r, &w, false);
@@ -498,7 +401,7 @@ Test(k_nn, conv_fast_matches_reference_random)
 
 Test(k_nn, deconv_fast_matches_reference_random)
 {
-	rng r = { 0x2545f4914f6cdd1du };
+	test_rng r = { 0x2545f4914f6cdd1du };
 	for (int i = 0; i < 150; i++) {
 		k_window w;
 		random_window(&r, &w, true);
@@ -528,7 +431,7 @@ window2d(int64_t n, int64_t c, int64_t oc, int64_t groups, int64_t h, int64_t wd
  * direct loops for one input channel per group. */
 Test(k_nn, conv_fast_paths)
 {
-	rng r = { 42 };
+	test_rng r = { 42 };
 	k_window cases[] = {
 		window2d(1, 32, 8, 1, 37, 41, 3, 1, 1),   /* 1517 outputs, K 288: two tiles, cut mid-row */
 		window2d(1, 64, 96, 1, 5, 7, 3, 1, 1),    /* few positions, many channels: blocks */
@@ -580,7 +483,7 @@ Test(k_nn, conv_fast_paths)
 
 Test(k_nn, deconv_fast_paths)
 {
-	rng r = { 43 };
+	test_rng r = { 43 };
 	k_window cases[] = {
 		window2d(1, 32, 48, 1, 9, 11, 4, 2, 1), /* one plane, many output channels: blocks */
 		window2d(1, 16, 48, 1, 40, 40, 2, 2, 0), /* long input: two tiles when serial */
@@ -597,15 +500,15 @@ Test(k_nn, deconv_fast_paths)
 }
 
 static void
-check_pool(rng *r, const k_window *w, k_pool_mode mode, bool count_include_pad)
+check_pool(test_rng *r, const k_window *w, k_pool_mode mode, bool count_include_pad)
 {
 	char text[512];
 	window_text(w, text, sizeof text);
 	int64_t n_out = window_elements(w, true);
-	float *x = random_floats(r, window_elements(w, false)), *want = nan_floats(n_out);
+	float *x = test_random_floats(r, window_elements(w, false)), *want = test_nan_floats(n_out);
 	k_pool_ref(w, mode, count_include_pad, x, want);
 	for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-		float *got = nan_floats(n_out);
+		float *got = test_nan_floats(n_out);
 		k_pool(w, mode, count_include_pad, x, got, mode_ctx(&modes[m]));
 		char what[700];
 		snprintf(what, sizeof what, "%s pool %s%s, %s", mode == K_POOL_MAX ? "max" : "avg", text,
@@ -616,7 +519,7 @@ check_pool(rng *r, const k_window *w, k_pool_mode mode, bool count_include_pad)
 	/* Both of k_pool's paths, the vector one at each SIMD level. */
 	for (int path = -1; path < K_ISA_COUNT; path++) {
 		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-			float *got = nan_floats(n_out);
+			float *got = test_nan_floats(n_out);
 			if (path < 0)
 				k_pool_general(w, mode, count_include_pad, x, got, mode_ctx(&modes[m]));
 			else if (!k_pool_with((k_isa)path, w, mode, count_include_pad, x, got, mode_ctx(&modes[m]))) {
@@ -640,21 +543,21 @@ check_pool(rng *r, const k_window *w, k_pool_mode mode, bool count_include_pad)
  * lengths around the vector widths. */
 Test(k_nn, pool_vector_windows_match_reference)
 {
-	rng r = { 71 };
+	test_rng r = { 71 };
 	int taken = 0;
 	for (int t = 0; t < 400; t++) {
-		k_window w = { .spatial = (int)pick(&r, 1, 2), .batch = pick(&r, 1, 2), .groups = 1 };
-		w.in_channels = w.out_channels = pick(&r, 1, 5);
-		bool ceil_mode = pick(&r, 0, 1);
+		k_window w = { .spatial = (int)test_pick(&r, 1, 2), .batch = test_pick(&r, 1, 2), .groups = 1 };
+		w.in_channels = w.out_channels = test_pick(&r, 1, 5);
+		bool ceil_mode = test_pick(&r, 0, 1);
 		for (int i = 0; i < w.spatial; i++) {
 			for (;;) {
 				bool column = i == w.spatial - 1;
-				w.in[i] = pick(&r, 1, column ? 75 : 13);
-				w.kernel[i] = pick(&r, 1, 4);
-				w.stride[i] = pick(&r, 1, column ? 2 : 3);
+				w.in[i] = test_pick(&r, 1, column ? 75 : 13);
+				w.kernel[i] = test_pick(&r, 1, 4);
+				w.stride[i] = test_pick(&r, 1, column ? 2 : 3);
 				w.dilation[i] = 1;
-				w.pad_begin[i] = pick(&r, 0, w.kernel[i] - 1);
-				w.pad_end[i] = pick(&r, 0, w.kernel[i] - 1);
+				w.pad_begin[i] = test_pick(&r, 0, w.kernel[i] - 1);
+				w.pad_end[i] = test_pick(&r, 0, w.kernel[i] - 1);
 				int64_t padded = w.in[i] + w.pad_begin[i] + w.pad_end[i];
 				if (padded < w.kernel[i])
 					continue;
@@ -668,10 +571,10 @@ Test(k_nn, pool_vector_windows_match_reference)
 			}
 		}
 		/* Count the windows the vector loops take, so the test cannot pass by skipping them. */
-		float *x = nan_floats(window_elements(&w, false)), *y = nan_floats(window_elements(&w, true));
+		float *x = test_nan_floats(window_elements(&w, false)), *y = test_nan_floats(window_elements(&w, true));
 		taken += k_pool_with(K_ISA_PORTABLE, &w, K_POOL_MAX, false, x, y, NULL);
 		free(x), free(y);
-		check_pool(&r, &w, t % 2 ? K_POOL_AVG : K_POOL_MAX, pick(&r, 0, 1));
+		check_pool(&r, &w, t % 2 ? K_POOL_AVG : K_POOL_MAX, test_pick(&r, 0, 1));
 	}
 	cr_assert_eq(taken, 400);
 }
@@ -681,7 +584,7 @@ Test(k_nn, pool_vector_windows_match_reference)
  * reference does. */
 Test(k_nn, pool_network_shapes)
 {
-	rng r = { 72 };
+	test_rng r = { 72 };
 	int64_t shapes[][6] = { /* in, kernel, stride, pad, ceil */
 		{ 111, 3, 2, 0, 1 }, { 55, 3, 2, 0, 1 }, { 27, 3, 2, 0, 1 }, { 112, 3, 2, 1, 0 }, { 56, 2, 2, 0, 0 },
 		{ 14, 3, 1, 1, 0 },
@@ -723,19 +626,19 @@ Test(k_nn, pool_network_shapes)
 
 Test(k_nn, pool_fast_matches_reference_random)
 {
-	rng r = { 7 };
+	test_rng r = { 7 };
 	for (int t = 0; t < 300; t++) {
-		k_window w = { .spatial = (int)pick(&r, 1, 3), .batch = pick(&r, 1, 2), .groups = 1 };
-		w.in_channels = w.out_channels = pick(&r, 1, 4);
-		bool ceil_mode = pick(&r, 0, 1);
+		k_window w = { .spatial = (int)test_pick(&r, 1, 3), .batch = test_pick(&r, 1, 2), .groups = 1 };
+		w.in_channels = w.out_channels = test_pick(&r, 1, 4);
+		bool ceil_mode = test_pick(&r, 0, 1);
 		for (int i = 0; i < w.spatial; i++) {
 			for (;;) {
-				w.in[i] = pick(&r, 1, w.spatial == 3 ? 7 : 15);
-				w.kernel[i] = pick(&r, 1, 4);
-				w.stride[i] = pick(&r, 1, 3);
-				w.dilation[i] = pick(&r, 1, 2);
-				w.pad_begin[i] = pick(&r, 0, 2);
-				w.pad_end[i] = pick(&r, 0, 2);
+				w.in[i] = test_pick(&r, 1, w.spatial == 3 ? 7 : 15);
+				w.kernel[i] = test_pick(&r, 1, 4);
+				w.stride[i] = test_pick(&r, 1, 3);
+				w.dilation[i] = test_pick(&r, 1, 2);
+				w.pad_begin[i] = test_pick(&r, 0, 2);
+				w.pad_end[i] = test_pick(&r, 0, 2);
 				int64_t extent = (w.kernel[i] - 1) * w.dilation[i] + 1;
 				int64_t padded = w.in[i] + w.pad_begin[i] + w.pad_end[i];
 				if (padded < extent)
@@ -750,14 +653,14 @@ Test(k_nn, pool_fast_matches_reference_random)
 				break;
 			}
 		}
-		check_pool(&r, &w, t % 2 ? K_POOL_AVG : K_POOL_MAX, pick(&r, 0, 1));
+		check_pool(&r, &w, t % 2 ? K_POOL_AVG : K_POOL_MAX, test_pick(&r, 0, 1));
 	}
 }
 
 /* Rows longer than the kernel reduces on its stack take the plain path. */
 Test(k_nn, pool_long_rows)
 {
-	rng r = { 8 };
+	test_rng r = { 8 };
 	k_window w = { .spatial = 1, .batch = 1, .in_channels = 2, .out_channels = 2, .groups = 1,
 		       .in = { 3001 }, .kernel = { 5 }, .stride = { 2 }, .dilation = { 2 },
 		       .pad_begin = { 3 }, .pad_end = { 4 } };
@@ -770,7 +673,7 @@ Test(k_nn, pool_long_rows)
 	k_window wide = { .spatial = 2, .batch = 1, .in_channels = 2, .out_channels = 2, .groups = 1,
 		          .in = { 9, 2040 }, .out = { 5, 1021 }, .kernel = { 3, 3 }, .stride = { 2, 2 },
 		          .dilation = { 1, 1 }, .pad_begin = { 1, 1 }, .pad_end = { 1, 1 } };
-	float *x = nan_floats(window_elements(&wide, false)), *y = nan_floats(window_elements(&wide, true));
+	float *x = test_nan_floats(window_elements(&wide, false)), *y = test_nan_floats(window_elements(&wide, true));
 	cr_assert(k_pool_with(K_ISA_PORTABLE, &wide, K_POOL_MAX, false, x, y, NULL), "the vector loops take it");
 	free(x), free(y);
 	for (int mode = 0; mode < 2; mode++)
@@ -779,16 +682,16 @@ Test(k_nn, pool_long_rows)
 
 Test(k_nn, global_pool_matches_reference)
 {
-	rng r = { 11 };
+	test_rng r = { 11 };
 	int64_t sizes[][2] = { { 1, 1 }, { 6, 49 }, { 64, 3136 }, { 3, 17 }, { 1000, 169 }, { 2, 50176 }, { 5, 31 } };
 	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
 		int64_t planes = sizes[i][0], size = sizes[i][1];
-		float *x = random_floats(&r, planes * size);
+		float *x = test_random_floats(&r, planes * size);
 		for (int mode = 0; mode < 2; mode++) {
-			float *want = nan_floats(planes);
+			float *want = test_nan_floats(planes);
 			k_global_pool_ref(planes, size, (k_pool_mode)mode, x, want);
 			for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-				float *got = nan_floats(planes);
+				float *got = test_nan_floats(planes);
 				k_global_pool(planes, size, (k_pool_mode)mode, x, got, mode_ctx(&modes[m]));
 				assert_close(got, want, planes, modes[m].name);
 				for (int isa = 0; isa < K_ISA_COUNT; isa++) {
@@ -812,19 +715,19 @@ Test(k_nn, global_pool_matches_reference)
 
 Test(k_nn, batch_norm_fold_matches_reference)
 {
-	rng r = { 13 };
+	test_rng r = { 13 };
 	int64_t shapes[][3] = { { 2, 5, 42 }, { 4, 6, 1 }, { 1, 32, 3136 } };
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		int64_t n = shapes[i][0], c = shapes[i][1], inner = shapes[i][2], count = n * c * inner;
-		float *x = random_floats(&r, count), *scale = random_floats(&r, c), *bias = random_floats(&r, c);
-		float *mean = random_floats(&r, c), *variance = random_floats(&r, c);
+		float *x = test_random_floats(&r, count), *scale = test_random_floats(&r, c), *bias = test_random_floats(&r, c);
+		float *mean = test_random_floats(&r, c), *variance = test_random_floats(&r, c);
 		for (int64_t j = 0; j < c; j++)
 			variance[j] = fabsf(variance[j]) + 0.1f;
-		float *want = nan_floats(count), *a = nan_floats(c), *b = nan_floats(c);
+		float *want = test_nan_floats(count), *a = test_nan_floats(c), *b = test_nan_floats(c);
 		k_batch_norm_ref(n, c, inner, x, scale, bias, mean, variance, 1e-5f, want);
 		k_batch_norm_fold(c, scale, bias, mean, variance, 1e-5f, a, b);
 		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-			float *got = nan_floats(count);
+			float *got = test_nan_floats(count);
 			k_channel_affine(n, c, inner, x, a, b, got, mode_ctx(&modes[m]));
 			assert_close(got, want, count, modes[m].name);
 			/* In place, as ST_IMPL_IN_PLACE allows. */
@@ -839,17 +742,17 @@ Test(k_nn, batch_norm_fold_matches_reference)
 
 Test(k_nn, instance_norm_matches_reference)
 {
-	rng r = { 17 };
+	test_rng r = { 17 };
 	int64_t shapes[][3] = { { 2, 3, 30 }, { 1, 4, 1 }, { 3, 8, 1000 } };
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		int64_t n = shapes[i][0], c = shapes[i][1], inner = shapes[i][2], count = n * c * inner;
-		float *x = random_floats(&r, count), *scale = random_floats(&r, c), *bias = random_floats(&r, c);
+		float *x = test_random_floats(&r, count), *scale = test_random_floats(&r, c), *bias = test_random_floats(&r, c);
 		for (int64_t j = 0; j < count; j++)
 			x[j] = x[j] * 3.0f + 10.0f; /* an offset the statistics must not lose */
-		float *want = nan_floats(count);
+		float *want = test_nan_floats(count);
 		k_instance_norm_ref(n, c, inner, x, scale, bias, 1e-5f, want);
 		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
-			float *got = nan_floats(count);
+			float *got = test_nan_floats(count);
 			k_instance_norm(n, c, inner, x, scale, bias, 1e-5f, got, mode_ctx(&modes[m]));
 			assert_close(got, want, count, modes[m].name);
 			memcpy(got, x, (size_t)count * sizeof *got);
@@ -863,7 +766,7 @@ Test(k_nn, instance_norm_matches_reference)
 
 Test(k_nn, fully_connected_matches_reference)
 {
-	rng r = { 19 };
+	test_rng r = { 19 };
 	k_gemm_init();
 	int64_t shapes[][3] = { { 1, 1, 1 },     { 1, 512, 1000 }, { 4, 33, 17 }, { 3, 70, 257 },
 		                { 2, 0, 5 },     { 37, 300, 71 },  { 8, 1, 9 },  { 64, 513, 100 },
@@ -872,9 +775,9 @@ Test(k_nn, fully_connected_matches_reference)
 	int n_levels = isa_levels(levels);
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		int64_t n = shapes[i][0], k = shapes[i][1], m = shapes[i][2];
-		float *x = random_floats(&r, n * k), *w = random_floats(&r, m * k), *b = random_floats(&r, m);
+		float *x = test_random_floats(&r, n * k), *w = test_random_floats(&r, m * k), *b = test_random_floats(&r, m);
 		for (int with_bias = 0; with_bias < 2; with_bias++) {
-			float *want = nan_floats(n * m);
+			float *want = test_nan_floats(n * m);
 			k_fully_connected_ref(n, k, m, x, w, with_bias ? b : NULL, want);
 			for (int l = 0; l < n_levels; l++) {
 				cr_assert_eq(k_cpu_isa_force(levels[l]), 0);
@@ -889,7 +792,7 @@ Test(k_nn, fully_connected_matches_reference)
 					for (size_t j = 0; j < sizeof modes / sizeof modes[0]; j++) {
 						size_t bytes = k_fully_connected_scratch_bytes(n, k, m, modes[j].slots);
 						unsigned char *scratch = scratch_new(bytes);
-						float *got = nan_floats(n * m);
+						float *got = test_nan_floats(n * m);
 						k_fully_connected(n, k, m, x, w, packed, with_bias ? b : NULL, got, scratch,
 						                  modes[j].slots, mode_ctx(&modes[j]));
 						char what[160];
@@ -912,11 +815,11 @@ Test(k_nn, fully_connected_matches_reference)
 
 /* A random pair of matmul operands that broadcast. */
 static void
-random_matmul_shapes(rng *r, st_shape *a, st_shape *b)
+random_matmul_shapes(test_rng *r, st_shape *a, st_shape *b)
 {
-	*a = (st_shape){ .dtype = ST_DTYPE_FLOAT32, .rank = (int)pick(r, 1, 4) };
-	*b = (st_shape){ .dtype = ST_DTYPE_FLOAT32, .rank = (int)pick(r, 1, 4) };
-	int64_t m = pick(r, 1, 9), k = pick(r, 1, 40), n = pick(r, 1, 70);
+	*a = (st_shape){ .dtype = ST_DTYPE_FLOAT32, .rank = (int)test_pick(r, 1, 4) };
+	*b = (st_shape){ .dtype = ST_DTYPE_FLOAT32, .rank = (int)test_pick(r, 1, 4) };
+	int64_t m = test_pick(r, 1, 9), k = test_pick(r, 1, 40), n = test_pick(r, 1, 70);
 	a->dims[a->rank - 1] = k;
 	if (a->rank >= 2)
 		a->dims[a->rank - 2] = m;
@@ -928,11 +831,11 @@ random_matmul_shapes(rng *r, st_shape *a, st_shape *b)
 	}
 	int a_batch = a->rank >= 2 ? a->rank - 2 : 0, b_batch = b->rank >= 2 ? b->rank - 2 : 0;
 	for (int i = 1; i <= 2; i++) {
-		int64_t size = pick(r, 1, 3);
+		int64_t size = test_pick(r, 1, 3);
 		if (i <= a_batch)
-			a->dims[a_batch - i] = pick(r, 0, 1) ? size : 1;
+			a->dims[a_batch - i] = test_pick(r, 0, 1) ? size : 1;
 		if (i <= b_batch)
-			b->dims[b_batch - i] = pick(r, 0, 1) ? size : 1;
+			b->dims[b_batch - i] = test_pick(r, 0, 1) ? size : 1;
 	}
 }
 
@@ -947,7 +850,7 @@ elements(const st_shape *s)
 
 Test(k_nn, matmul_matches_reference_random)
 {
-	rng r = { 23 };
+	test_rng r = { 23 };
 	k_gemm_init();
 	k_isa levels[K_ISA_COUNT];
 	int n_levels = isa_levels(levels);
@@ -957,8 +860,8 @@ Test(k_nn, matmul_matches_reference_random)
 		k_matmul_dims g;
 		cr_assert_eq(k_matmul_dims_make(&as, &bs, &g), 0);
 		int64_t count = g.batch * g.m * g.n;
-		float *a = random_floats(&r, elements(&as)), *b = random_floats(&r, elements(&bs));
-		float *want = nan_floats(count);
+		float *a = test_random_floats(&r, elements(&as)), *b = test_random_floats(&r, elements(&bs));
+		float *want = test_nan_floats(count);
 		k_matmul_ref(&g, a, b, want);
 		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
 			/* Our SGEMM at a level picked from those there are, or OpenBLAS. */
@@ -966,7 +869,7 @@ Test(k_nn, matmul_matches_reference_random)
 			cr_assert_eq(k_cpu_isa_force(levels[(t / 3 + m) % n_levels]), 0);
 			size_t bytes = k_matmul_scratch_bytes(&g, modes[m].slots);
 			unsigned char *scratch = scratch_new(bytes);
-			float *got = nan_floats(count);
+			float *got = test_nan_floats(count);
 			k_matmul(&g, a, b, got, scratch, modes[m].slots, mode_ctx(&modes[m]));
 			scratch_check_free(scratch, bytes, modes[m].name);
 			assert_close(got, want, count, modes[m].name);
@@ -978,12 +881,12 @@ Test(k_nn, matmul_matches_reference_random)
 		int32_t *ai = malloc(sizeof *ai * (size_t)elements(&as)), *bi = malloc(sizeof *bi * (size_t)elements(&bs));
 		int64_t *al = malloc(sizeof *al * (size_t)elements(&as)), *bl = malloc(sizeof *bl * (size_t)elements(&bs));
 		for (int64_t i = 0; i < elements(&as); i++) {
-			ai[i] = (int32_t)pick(&r, -20, 20);
+			ai[i] = (int32_t)test_pick(&r, -20, 20);
 			al[i] = ai[i];
 			a[i] = (float)ai[i];
 		}
 		for (int64_t i = 0; i < elements(&bs); i++) {
-			bi[i] = (int32_t)pick(&r, -20, 20);
+			bi[i] = (int32_t)test_pick(&r, -20, 20);
 			bl[i] = bi[i];
 			b[i] = (float)bi[i];
 		}
@@ -1143,8 +1046,8 @@ Test(k_nn, prepare_again_with_new_input_size)
 	st_params_init(&p, type->desc->params, type->desc->n_params, type->defaults);
 	/* kernel 3, pads 0, bias: the defaults. */
 	p.values[st_params_find(type->desc->params, type->desc->n_params, "num_output")].i = 6;
-	rng r = { 5 };
-	float *filters = random_floats(&r, 6 * 4 * 9), *bias = random_floats(&r, 6);
+	test_rng r = { 5 };
+	float *filters = test_random_floats(&r, 6 * 4 * 9), *bias = test_random_floats(&r, 6);
 	st_tensor weights[2] = {
 		{ .data = filters, .shape = test_shape("6x4x3x3"), .layout = ST_LAYOUT_NCHW },
 		{ .data = bias, .shape = test_shape("6"), .layout = ST_LAYOUT_NCHW },
@@ -1158,8 +1061,8 @@ Test(k_nn, prepare_again_with_new_input_size)
 		st_tensor in = { .shape = test_shape(sizes[i][0]), .layout = ST_LAYOUT_NCHW };
 		st_tensor out = { .shape = test_shape(sizes[i][1]), .layout = ST_LAYOUT_NCHW };
 		int64_t n_in = st_shape_elements(&in.shape), n_out = st_shape_elements(&out.shape);
-		in.data = random_floats(&r, n_in);
-		out.data = nan_floats(n_out);
+		in.data = test_random_floats(&r, n_in);
+		out.data = test_nan_floats(n_out);
 		L.inputs = &in;
 		L.outputs = &out;
 		cr_assert_eq(impl->prepare(&L, &st_host), 0, "%s", report.text);
@@ -1179,7 +1082,7 @@ Test(k_nn, prepare_again_with_new_input_size)
 			w.kernel[a] = 3;
 			w.stride[a] = w.dilation[a] = 1;
 		}
-		float *want = nan_floats(n_out);
+		float *want = test_nan_floats(n_out);
 		k_conv_ref(&w, in.data, filters, bias, want);
 		assert_close(out.data, want, n_out, sizes[i][0]);
 		free(want), free(in.data), free(out.data);
@@ -1234,11 +1137,11 @@ Test(k_nn, perf_conv3x3_64x56x56)
 		cr_skip_test("timing only: set STRATA_PERF=1");
 	k_gemm_init();
 	k_window w = window2d(1, 64, 64, 1, 56, 56, 3, 1, 1);
-	rng r = { 99 };
-	float *x = random_floats(&r, 64 * 56 * 56), *filters = random_floats(&r, 64 * 64 * 9);
-	float *y = nan_floats(64 * 56 * 56);
+	test_rng r = { 99 };
+	float *x = test_random_floats(&r, 64 * 56 * 56), *filters = test_random_floats(&r, 64 * 64 * 9);
+	float *y = test_nan_floats(64 * 56 * 56);
 	double one = time_conv(&w, x, filters, y, NULL, 1);
-	st_exec_ctx two = { .n_threads = 2, .parallel_for = thread_for };
+	st_exec_ctx two = { .n_threads = 2, .parallel_for = test_threads_run };
 	double both = time_conv(&w, x, filters, y, &two, 2);
 	double gflop = 2.0 * 64 * 64 * 9 * 56 * 56 * 1e-9;
 	fprintf(stderr,

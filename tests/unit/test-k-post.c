@@ -16,17 +16,6 @@
 #include "k-nn.h"
 #include "k-winograd.h"
 
-/* Runs the pieces of a range one after another, last first, as a pool with
- * ctx->n_threads threads may cut it. */
-static void
-pieces_run(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
-{
-	(void)grain;
-	int64_t parts = ctx->n_threads < n ? ctx->n_threads : n;
-	for (int64_t p = parts - 1; p >= 0; p--)
-		fn(arg, p * n / parts, (p + 1) * n / parts);
-}
-
 /* Values in [-1, 1) from a xorshift state; a few exact zeros and NaNs in
  * the input so that relu's and clip's treatment of them is compared too.
  * Caller frees. */
@@ -76,7 +65,7 @@ check_case(const conv_case *cc, const k_post *post, int threads)
 	void *scratch = scratch_bytes ? aligned_alloc(64, (scratch_bytes + 63) / 64 * 64) : NULL;
 	float *want = malloc((size_t)ny * sizeof *want), *got = malloc((size_t)ny * sizeof *got);
 	cr_assert(want && got);
-	st_exec_ctx ctx = { .n_threads = threads, .parallel_for = pieces_run };
+	st_exec_ctx ctx = { .n_threads = threads, .parallel_for = test_pieces_run };
 	const st_exec_ctx *c = threads > 1 ? &ctx : NULL;
 	k_conv_packed(&w, x, filters, packed, bias, want, scratch, threads, c);
 	k_activation(post->act, post->a, post->b, want, ny);

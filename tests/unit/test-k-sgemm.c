@@ -19,34 +19,6 @@
 
 /* ---- helpers ---- */
 
-typedef struct rng {
-	uint64_t s;
-} rng;
-
-static uint64_t
-rng_next(rng *r)
-{
-	r->s ^= r->s << 13;
-	r->s ^= r->s >> 7;
-	r->s ^= r->s << 17;
-	return r->s;
-}
-
-static int64_t
-pick(rng *r, int64_t lo, int64_t hi)
-{
-	return lo + (int64_t)(rng_next(r) % (uint64_t)(hi - lo + 1));
-}
-
-static float *
-random_floats(rng *r, int64_t n)
-{
-	float *v = malloc((size_t)(n ? n : 1) * sizeof *v);
-	cr_assert(v != NULL);
-	for (int64_t i = 0; i < n; i++)
-		v[i] = (float)((double)(rng_next(r) >> 11) / 9007199254740992.0 * 2.0 - 1.0);
-	return v;
-}
 
 /* 64-byte aligned memory with 64 guard bytes after it. */
 static unsigned char *
@@ -225,14 +197,14 @@ static const run_way ways[] = {
 /* One product with the given layout flags, every way, against the
  * reference; C's padding must come back untouched. */
 static void
-check_product(const k_gemm_kernel *kr, rng *r, int64_t m, int64_t n, int64_t k, int flags)
+check_product(const k_gemm_kernel *kr, test_rng *r, int64_t m, int64_t n, int64_t k, int flags)
 {
 	int64_t pad = flags & PADDED ? 3 : 0;
 	int64_t lda = (flags & A_TRANSPOSED ? m : k) + pad, ldb = (flags & B_TRANSPOSED ? k : n) + pad;
 	int64_t ldc = n + pad;
-	float *a = random_floats(r, (flags & A_TRANSPOSED ? k : m) * lda);
-	float *b = random_floats(r, (flags & B_TRANSPOSED ? n : k) * ldb);
-	float *c0 = random_floats(r, m * ldc), *rb = random_floats(r, m), *cb = random_floats(r, n);
+	float *a = test_random_floats(r, (flags & A_TRANSPOSED ? k : m) * lda);
+	float *b = test_random_floats(r, (flags & B_TRANSPOSED ? n : k) * ldb);
+	float *c0 = test_random_floats(r, m * ldc), *rb = test_random_floats(r, m), *cb = test_random_floats(r, n);
 	k_sgemm_op op = {
 		.m = m, .n = n, .k = k, .ldc = ldc, .accumulate = flags & ACCUMULATE,
 		.a = flags & A_TRANSPOSED ? (k_matrix){ a, 1, lda } : (k_matrix){ a, lda, 1 },
@@ -286,7 +258,7 @@ check_product(const k_gemm_kernel *kr, rng *r, int64_t m, int64_t n, int64_t k, 
  * of 1, primes, and depths long enough for several blocks. */
 Test(k_sgemm, edges_match_reference)
 {
-	rng r = { 0x51ed2701u };
+	test_rng r = { 0x51ed2701u };
 	const k_gemm_kernel *all[3 * K_ISA_COUNT];
 	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
@@ -299,7 +271,7 @@ Test(k_sgemm, edges_match_reference)
 		};
 		for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
 			for (int f = 0; f < 4; f++) {
-				int flags = (int)pick(&r, 0, FLAG_ALL);
+				int flags = (int)test_pick(&r, 0, FLAG_ALL);
 				check_product(kr, &r, shapes[s][0], shapes[s][1], shapes[s][2], flags);
 			}
 		}
@@ -308,14 +280,14 @@ Test(k_sgemm, edges_match_reference)
 
 Test(k_sgemm, random_shapes_match_reference)
 {
-	rng r = { 0x9e3779b97f4a7c15u };
+	test_rng r = { 0x9e3779b97f4a7c15u };
 	const k_gemm_kernel *all[3 * K_ISA_COUNT];
 	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
 		const k_gemm_kernel *kr = all[l];
 		for (int i = 0; i < 40; i++) {
-			int64_t m = pick(&r, 1, 70), n = pick(&r, 1, 150), k = pick(&r, 1, 900);
-			check_product(kr, &r, m, n, k, (int)pick(&r, 0, FLAG_ALL));
+			int64_t m = test_pick(&r, 1, 70), n = test_pick(&r, 1, 150), k = test_pick(&r, 1, 900);
+			check_product(kr, &r, m, n, k, (int)test_pick(&r, 0, FLAG_ALL));
 		}
 	}
 }
@@ -323,7 +295,7 @@ Test(k_sgemm, random_shapes_match_reference)
 /* Every flag on its own, and all together, on one awkward shape. */
 Test(k_sgemm, each_flag)
 {
-	rng r = { 77 };
+	test_rng r = { 77 };
 	const k_gemm_kernel *all[3 * K_ISA_COUNT];
 	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
@@ -351,13 +323,13 @@ Test(k_sgemm, kernel_now_follows_force)
  * as they are and packed beforehand, every way of running, against
  * k_conv_ref. */
 static void
-check_swapped_conv(rng *r, const k_window *w, int mode)
+check_swapped_conv(test_rng *r, const k_window *w, int mode)
 {
 	k_geometry g;
 	k_geometry_expand(w, &g);
 	int64_t n_in = g.batch * g.in_channels * g.in_size, n_out = g.batch * g.out_channels * g.out_size;
-	float *x = random_floats(r, n_in), *filters = random_floats(r, g.out_channels * g.in_per_group * g.kernel_size);
-	float *bias = pick(r, 0, 1) ? random_floats(r, g.out_channels) : NULL;
+	float *x = test_random_floats(r, n_in), *filters = test_random_floats(r, g.out_channels * g.in_per_group * g.kernel_size);
+	float *bias = test_pick(r, 0, 1) ? test_random_floats(r, g.out_channels) : NULL;
 	float *want = malloc((size_t)n_out * sizeof *want);
 	k_conv_ref(w, x, filters, bias, want);
 	k_conv_gemm_force_swap(mode);
@@ -393,19 +365,19 @@ check_swapped_conv(rng *r, const k_window *w, int mode)
 /* A 2-D window on a small image with random sizes; pads at most the
  * kernel's extent less one, as the models have. */
 static k_window
-small_window(rng *r)
+small_window(test_rng *r)
 {
-	k_window w = { .spatial = 2, .batch = pick(r, 1, 2), .in_channels = pick(r, 1, 40), .groups = 1 };
-	w.out_channels = pick(r, 1, 150);
+	k_window w = { .spatial = 2, .batch = test_pick(r, 1, 2), .in_channels = test_pick(r, 1, 40), .groups = 1 };
+	w.out_channels = test_pick(r, 1, 150);
 	for (int i = 0; i < 2; i++) {
 		for (;;) {
-			w.in[i] = pick(r, 1, 19);
-			w.kernel[i] = pick(r, 1, 4);
-			w.stride[i] = pick(r, 1, 3);
-			w.dilation[i] = pick(r, 1, 2);
+			w.in[i] = test_pick(r, 1, 19);
+			w.kernel[i] = test_pick(r, 1, 4);
+			w.stride[i] = test_pick(r, 1, 3);
+			w.dilation[i] = test_pick(r, 1, 2);
 			int64_t extent = (w.kernel[i] - 1) * w.dilation[i] + 1;
-			w.pad_begin[i] = pick(r, 0, extent - 1);
-			w.pad_end[i] = pick(r, 0, extent - 1);
+			w.pad_begin[i] = test_pick(r, 0, extent - 1);
+			w.pad_end[i] = test_pick(r, 0, extent - 1);
 			int64_t padded = w.in[i] + w.pad_begin[i] + w.pad_end[i];
 			if (padded < extent)
 				continue;
@@ -435,7 +407,7 @@ square_window(int64_t c, int64_t oc, int64_t hw, int64_t kernel, int64_t stride,
  * at every level (the few-rows tile where a level has one). */
 Test(k_sgemm, swapped_conv_random_match_reference)
 {
-	rng r = { 0x7f4a7c159e3779b9u };
+	test_rng r = { 0x7f4a7c159e3779b9u };
 	k_isa have[K_ISA_COUNT];
 	int count = levels(have);
 	for (int l = 0; l < count; l++) {
@@ -453,7 +425,7 @@ Test(k_sgemm, swapped_conv_random_match_reference)
  * the default chooses, and never. */
 Test(k_sgemm, swapped_conv_network_shapes)
 {
-	rng r = { 1234 };
+	test_rng r = { 1234 };
 	k_window shapes[] = {
 		square_window(96, 130, 7, 3, 1, 1),  /* a 7x7 3x3, channels off the tile */
 		square_window(64, 128, 14, 3, 2, 1), /* 3x3/2 to 7x7 */

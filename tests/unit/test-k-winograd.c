@@ -13,17 +13,6 @@
 #include "k-nn.h"
 #include "k-winograd.h"
 
-/* Runs the pieces of a range one after another, last first, as a pool with
- * ctx->n_threads threads may cut it. */
-static void
-pieces_run(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
-{
-	(void)grain;
-	int64_t parts = ctx->n_threads < n ? ctx->n_threads : n;
-	for (int64_t p = parts - 1; p >= 0; p--)
-		fn(arg, p * n / parts, (p + 1) * n / parts);
-}
-
 typedef struct wrng {
 	uint64_t s;
 } wrng;
@@ -133,7 +122,7 @@ check_one(const k_window *w, int m, k_isa isa, const float *x, const float *wt, 
 	cr_assert(k_winograd_is_packed(packed));
 	double worst = 0.0;
 	for (int threads = 1; threads <= 3; threads += 2) {
-		st_exec_ctx ctx = { .n_threads = threads, .parallel_for = pieces_run };
+		st_exec_ctx ctx = { .n_threads = threads, .parallel_for = test_pieces_run };
 		size_t sbytes = k_winograd_scratch_bytes(w, m, isa, threads);
 		unsigned char *scratch = guarded(sbytes);
 		for (int64_t i = 0; i < ny; i++)
@@ -240,7 +229,7 @@ Test(k_winograd, through_conv_packed)
 		float *x = wrandom(&r, nx, 1.0), *bias = wrandom(&r, 45, 1.0);
 		float *want = malloc((size_t)ny * sizeof *want), *got = malloc((size_t)ny * sizeof *got);
 		cr_assert(packed && want && got);
-		st_exec_ctx ctx = { .n_threads = 2, .parallel_for = pieces_run };
+		st_exec_ctx ctx = { .n_threads = 2, .parallel_for = test_pieces_run };
 		for (int round = 0; round < 2; round++) {
 			float *wt = wrandom(&r, nw, 0.5);
 			k_conv_pack(&w, wt, packed);
