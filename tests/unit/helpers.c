@@ -372,3 +372,21 @@ test_threads_run(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn f
 	for (int64_t p = 1; p < parts; p++)
 		pthread_join(threads[p], NULL);
 }
+
+unsigned char *
+test_scratch_new(size_t bytes)
+{
+	unsigned char *s = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
+	cr_assert(s != NULL);
+	memset(s, 0x5a, bytes);
+	memset(s + bytes, 0xa5, 64);
+	return s;
+}
+
+void
+test_scratch_free(unsigned char *s, size_t bytes, const char *what)
+{
+	for (int i = 0; i < 64; i++)
+		cr_assert_eq(s[bytes + i], 0xa5, "%s wrote past its %zu bytes", what, bytes);
+	free(s);
+}

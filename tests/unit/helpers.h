@@ -79,6 +79,12 @@ float *test_random_floats(test_rng *r, int64_t n);
 /* n NaNs, so that an output a kernel leaves unwritten shows; caller frees. */
 float *test_nan_floats(int64_t n);
 
+/* 64-byte aligned scratch of `bytes` (filled with 0x5a) followed by 64 guard
+ * bytes; test_scratch_free asserts that the guard came back untouched
+ * ("WHAT wrote past its N bytes") and frees it. */
+unsigned char *test_scratch_new(size_t bytes);
+void test_scratch_free(unsigned char *s, size_t bytes, const char *what);
+
 /* st_exec_ctx parallel_for functions that cut [0, n) as a pool of
  * ctx->n_threads threads would (pieces of at least grain items): the first
  * runs the pieces one after another, last first, on the calling thread; the

@@ -32,25 +32,6 @@ static const run_mode modes[] = {
 
 /* ---- data ---- */
 
-/* Scratch followed by 64 guard bytes that must come back untouched. */
-static unsigned char *
-scratch_new(size_t bytes)
-{
-	unsigned char *s = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-	cr_assert(s != NULL);
-	memset(s, 0x5a, bytes);
-	memset(s + bytes, 0xa5, 64);
-	return s;
-}
-
-static void
-scratch_free(unsigned char *s, size_t bytes, const char *what)
-{
-	for (int i = 0; i < 64; i++)
-		cr_assert_eq(s[bytes + i], 0xa5, "%s wrote past its %zu bytes of scratch", what, bytes);
-	free(s);
-}
-
 static int64_t
 elements(const k_window *w, bool out)
 {
@@ -134,14 +115,14 @@ check_direct(test_rng *r, const k_window *w, bool with_bias, k_direct_kind kind)
 		checked_variants |= 1 << isa;
 		for (size_t m = 0; m < N_MODES; m++) {
 			size_t bytes = k_conv_direct_scratch_bytes(w, modes[m].slots);
-			unsigned char *scratch = scratch_new(bytes);
+			unsigned char *scratch = test_scratch_new(bytes);
 			float *got = test_nan_floats(n_out);
 			bool ran = k_conv_direct_with((k_isa)isa, w, x, filters, bias, got, scratch, modes[m].slots,
 			                              modes[m].serial ? NULL : &modes[m].ctx);
 			char what[700];
 			snprintf(what, sizeof what, "%s, %s, %s", text, k_cpu_isa_name((k_isa)isa), modes[m].name);
 			cr_assert(ran, "%s: the direct kernel did not run", what);
-			scratch_free(scratch, bytes, what);
+			test_scratch_free(scratch, bytes, what);
 			char why[256];
 			cr_assert(test_allclose(got, want, n_out, 1e-5, why, sizeof why), "%s: %s", what, why);
 			/* One variant computes the same whatever the threads. */
@@ -157,11 +138,11 @@ check_direct(test_rng *r, const k_window *w, bool with_bias, k_direct_kind kind)
 	}
 	if (k_conv_direct_chosen(w) != K_DIRECT_NONE) {
 		size_t bytes = k_conv_scratch_bytes(w, 2);
-		unsigned char *scratch = scratch_new(bytes);
+		unsigned char *scratch = test_scratch_new(bytes);
 		float *got = test_nan_floats(n_out);
 		st_exec_ctx two = { .n_threads = 2, .parallel_for = test_threads_run };
 		k_conv(w, x, filters, bias, got, scratch, 2, &two);
-		scratch_free(scratch, bytes, text);
+		test_scratch_free(scratch, bytes, text);
 		char why[256];
 		cr_assert(test_allclose(got, want, n_out, 1e-5, why, sizeof why), "%s, k_conv: %s", text, why);
 		free(got);

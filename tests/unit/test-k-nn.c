@@ -61,24 +61,6 @@ static const char *const gemm_impl_names[] = { "auto", "own", "openblas" };
  * Random data (test_rng and friends in helpers.c) and scratch
  * ------------------------------------------------------------------------ */
 
-/* Scratch with 64 guard bytes after it that must come back untouched. */
-static unsigned char *
-scratch_new(size_t bytes)
-{
-	unsigned char *s = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-	cr_assert(s != NULL);
-	memset(s + bytes, 0xa5, 64);
-	return s;
-}
-
-static void
-scratch_check_free(unsigned char *s, size_t bytes, const char *what)
-{
-	for (int i = 0; i < 64; i++)
-		cr_assert_eq(s[bytes + i], 0xa5, "%s wrote past its %zu bytes of scratch", what, bytes);
-	free(s);
-}
-
 static void
 assert_close(const float *got, const float *want, int64_t n, const char *what)
 {
@@ -295,12 +277,12 @@ check_conv(test_rng *r, const k_window *w, bool transposed, bool bias)
 	if (transposed) {
 		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
 			size_t bytes = k_deconv_scratch_bytes(w, modes[m].slots);
-			unsigned char *scratch = scratch_new(bytes);
+			unsigned char *scratch = test_scratch_new(bytes);
 			float *got = test_nan_floats(n_out);
 			k_deconv(w, x, filters, b, got, scratch, modes[m].slots, mode_ctx(&modes[m]));
 			char what[700];
 			snprintf(what, sizeof what, "deconv %s, %s", text, modes[m].name);
-			scratch_check_free(scratch, bytes, what);
+			test_scratch_free(scratch, bytes, what);
 			assert_close(got, want, n_out, what);
 			free(got);
 		}
@@ -324,7 +306,7 @@ check_conv(test_rng *r, const k_window *w, bool transposed, bool bias)
 		for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
 			for (int pre = 0; pre < (packed ? 2 : 1); pre++) {
 				size_t bytes = (pre ? k_conv_packed_scratch_bytes : k_conv_scratch_bytes)(w, modes[m].slots);
-				unsigned char *scratch = scratch_new(bytes);
+				unsigned char *scratch = test_scratch_new(bytes);
 				float *got = test_nan_floats(n_out);
 				if (pre)
 					k_conv_packed(w, x, filters, packed, b, got, scratch, modes[m].slots, mode_ctx(&modes[m]));
@@ -333,7 +315,7 @@ check_conv(test_rng *r, const k_window *w, bool transposed, bool bias)
 				char what[700];
 				snprintf(what, sizeof what, "conv %s, %s, %s%s", text, modes[m].name,
 				         blas ? "openblas" : k_cpu_isa_name(levels[l]), pre ? ", packed" : "");
-				scratch_check_free(scratch, bytes, what);
+				test_scratch_free(scratch, bytes, what);
 				assert_close(got, want, n_out, what);
 				free(got);
 			}
@@ -791,7 +773,7 @@ Test(k_nn, fully_connected_matches_reference)
 					}
 					for (size_t j = 0; j < sizeof modes / sizeof modes[0]; j++) {
 						size_t bytes = k_fully_connected_scratch_bytes(n, k, m, modes[j].slots);
-						unsigned char *scratch = scratch_new(bytes);
+						unsigned char *scratch = test_scratch_new(bytes);
 						float *got = test_nan_floats(n * m);
 						k_fully_connected(n, k, m, x, w, packed, with_bias ? b : NULL, got, scratch,
 						                  modes[j].slots, mode_ctx(&modes[j]));
@@ -799,7 +781,7 @@ Test(k_nn, fully_connected_matches_reference)
 						snprintf(what, sizeof what, "fc %lldx%lld -> %lld, %s, %s, %s", (long long)n,
 						         (long long)k, (long long)m, modes[j].name, gemm_impl_names[g],
 						         k_cpu_isa_name(levels[l]));
-						scratch_check_free(scratch, bytes, what);
+						test_scratch_free(scratch, bytes, what);
 						assert_close(got, want, n * m, what);
 						free(got);
 					}
@@ -868,10 +850,10 @@ Test(k_nn, matmul_matches_reference_random)
 			k_gemm_force(gemm_impls[(t + m) % 3]);
 			cr_assert_eq(k_cpu_isa_force(levels[(t / 3 + m) % n_levels]), 0);
 			size_t bytes = k_matmul_scratch_bytes(&g, modes[m].slots);
-			unsigned char *scratch = scratch_new(bytes);
+			unsigned char *scratch = test_scratch_new(bytes);
 			float *got = test_nan_floats(count);
 			k_matmul(&g, a, b, got, scratch, modes[m].slots, mode_ctx(&modes[m]));
-			scratch_check_free(scratch, bytes, modes[m].name);
+			test_scratch_free(scratch, bytes, modes[m].name);
 			assert_close(got, want, count, modes[m].name);
 			free(got);
 		}
@@ -1069,11 +1051,11 @@ Test(k_nn, prepare_again_with_new_input_size)
 		if (i > 0)
 			cr_assert_eq(L.state, state, "prepare replaced its state");
 		state = L.state;
-		unsigned char *scratch = scratch_new(L.scratch_bytes);
+		unsigned char *scratch = test_scratch_new(L.scratch_bytes);
 		L.scratch = scratch;
 		st_exec_ctx ctx = { .api = &st_host, .n_threads = 1, .parallel_for = serial_for };
 		cr_assert_eq(impl->run(&L, &ctx), 0);
-		scratch_check_free(scratch, L.scratch_bytes, "convolution");
+		test_scratch_free(scratch, L.scratch_bytes, "convolution");
 		k_window w = { .spatial = 2, .batch = in.shape.dims[0], .in_channels = 4, .out_channels = 6,
 			       .groups = 1 };
 		for (int a = 0; a < 2; a++) {
@@ -1117,7 +1099,7 @@ static double
 time_conv(const k_window *w, const float *x, const float *filters, float *y, const st_exec_ctx *ctx, int slots)
 {
 	size_t bytes = k_conv_scratch_bytes(w, slots);
-	unsigned char *scratch = scratch_new(bytes);
+	unsigned char *scratch = test_scratch_new(bytes);
 	double times[31];
 	int runs = 31;
 	for (int i = 0; i < 3 + runs; i++) {
@@ -1126,7 +1108,7 @@ time_conv(const k_window *w, const float *x, const float *filters, float *y, con
 		if (i >= 3)
 			times[i - 3] = (now() - t0) * 1e3;
 	}
-	scratch_check_free(scratch, bytes, "timed conv");
+	test_scratch_free(scratch, bytes, "timed conv");
 	qsort(times, (size_t)runs, sizeof times[0], compare_doubles);
 	return times[runs / 2];
 }

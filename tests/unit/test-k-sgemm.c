@@ -5,7 +5,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,64 +17,6 @@
 #include "k-sgemm.h"
 
 /* ---- helpers ---- */
-
-
-/* 64-byte aligned memory with 64 guard bytes after it. */
-static unsigned char *
-guarded_new(size_t bytes)
-{
-	unsigned char *s = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-	cr_assert(s != NULL);
-	memset(s, 0x5a, bytes);
-	memset(s + bytes, 0xa5, 64);
-	return s;
-}
-
-static void
-guarded_check_free(unsigned char *s, size_t bytes, const char *what)
-{
-	for (int i = 0; i < 64; i++)
-		cr_assert_eq(s[bytes + i], 0xa5, "%s wrote past its %zu bytes", what, bytes);
-	free(s);
-}
-
-/* A pool that cuts the range as a pool may and runs the pieces on threads. */
-typedef struct piece {
-	st_range_fn fn;
-	void *arg;
-	int64_t begin, end;
-} piece;
-
-static void *
-piece_main(void *arg)
-{
-	piece *p = arg;
-	p->fn(p->arg, p->begin, p->end);
-	return NULL;
-}
-
-static void
-thread_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
-{
-	int64_t parts = ctx->n_threads;
-	if (grain < 1)
-		grain = 1;
-	if (parts > n / grain)
-		parts = n / grain;
-	if (parts < 1)
-		parts = 1;
-	piece pieces[8];
-	pthread_t threads[8];
-	cr_assert_leq(parts, 8);
-	for (int64_t p = 0; p < parts; p++) {
-		pieces[p] = (piece){ fn, arg, p * n / parts, (p + 1) * n / parts };
-		if (p > 0)
-			cr_assert_eq(pthread_create(&threads[p], NULL, piece_main, &pieces[p]), 0);
-	}
-	piece_main(&pieces[0]);
-	for (int64_t p = 1; p < parts; p++)
-		pthread_join(threads[p], NULL);
-}
 
 /* The levels this machine runs. */
 static int
@@ -189,9 +130,9 @@ typedef struct run_way {
 
 static const run_way ways[] = {
 	{ "k_sgemm", { 0 }, false, 1 },
-	{ "parallel, 1 slot", { .n_threads = 2, .parallel_for = thread_for }, true, 1 },
-	{ "parallel, 2 threads", { .n_threads = 2, .parallel_for = thread_for }, true, 2 },
-	{ "parallel, 3 threads of 4 slots", { .n_threads = 3, .parallel_for = thread_for }, true, 4 },
+	{ "parallel, 1 slot", { .n_threads = 2, .parallel_for = test_threads_run }, true, 1 },
+	{ "parallel, 2 threads", { .n_threads = 2, .parallel_for = test_threads_run }, true, 2 },
+	{ "parallel, 3 threads of 4 slots", { .n_threads = 3, .parallel_for = test_threads_run }, true, 4 },
 };
 
 /* One product with the given layout flags, every way, against the
@@ -235,7 +176,7 @@ check_product(const k_gemm_kernel *kr, test_rng *r, int64_t m, int64_t n, int64_
 		op.c = got;
 		size_t bytes = ways[w].parallel ? k_sgemm_parallel_scratch_bytes(kr, &op, ways[w].slots)
 		                                : k_sgemm_scratch_bytes(kr, &op);
-		unsigned char *scratch = guarded_new(bytes);
+		unsigned char *scratch = test_scratch_new(bytes);
 		if (ways[w].parallel)
 			k_sgemm_parallel(kr, &op, scratch, ways[w].slots, &ways[w].ctx);
 		else
@@ -243,7 +184,7 @@ check_product(const k_gemm_kernel *kr, test_rng *r, int64_t m, int64_t n, int64_
 		char what[256], why[256];
 		snprintf(what, sizeof what, "%s %lldx%lldx%lld flags 0x%x, %s", k_cpu_isa_name(kr->isa), (long long)m,
 		         (long long)n, (long long)k, (unsigned)flags, ways[w].name);
-		guarded_check_free(scratch, bytes, what);
+		test_scratch_free(scratch, bytes, what);
 		cr_assert(test_allclose(got, want, m * ldc, 1e-5, why, sizeof why), "%s: %s", what, why);
 		for (int64_t i = 0; i < m; i++) {
 			for (int64_t j = n; j < ldc; j++)
@@ -339,7 +280,7 @@ check_swapped_conv(test_rng *r, const k_window *w, int mode)
 	for (size_t v = 0; v < sizeof ways / sizeof ways[0]; v++) {
 		for (int pre = 0; pre < 2; pre++) {
 			size_t bytes = k_conv_gemm_scratch_bytes(&g, ways[v].slots, pre);
-			unsigned char *scratch = guarded_new(bytes);
+			unsigned char *scratch = test_scratch_new(bytes);
 			float *got = malloc((size_t)n_out * sizeof *got);
 			for (int64_t i = 0; i < n_out; i++)
 				got[i] = NAN;
@@ -353,7 +294,7 @@ check_swapped_conv(test_rng *r, const k_window *w, int mode)
 			         (long long)g.out_channels, (long long)g.in[1], (long long)g.in[2], (long long)g.kernel[1],
 			         (long long)g.kernel[2], (long long)g.stride[1], (long long)g.stride[2], (long long)g.pad[1],
 			         (long long)g.pad[2], (long long)g.dilation[1], ways[v].name, pre ? ", packed" : "");
-			guarded_check_free(scratch, bytes, what);
+			test_scratch_free(scratch, bytes, what);
 			cr_assert(test_allclose(got, want, n_out, 1e-5, why, sizeof why), "%s: %s", what, why);
 			free(got);
 		}
