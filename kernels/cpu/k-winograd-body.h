@@ -17,6 +17,16 @@ typedef float WN(vec) __attribute__((vector_size(VL * 4)));
 
 typedef int WN(ivec) __attribute__((vector_size(VL * 4)));
 #define IVEC WN(ivec)
+/* Lanes of a and b picked by constant indices into their concatenation:
+ * GCC's __builtin_shuffle takes them as a vector, clang's
+ * __builtin_shufflevector as constants. */
+#ifndef WSHUF
+#if defined(__clang__)
+#define WSHUF(a, b, ...) __builtin_shufflevector((a), (b), __VA_ARGS__)
+#else
+#define WSHUF(a, b, ...) __builtin_shuffle((a), (b), (IVEC){ __VA_ARGS__ })
+#endif
+#endif
 
 /*
  * One input row iy of a plane split into its m column phases (phase k at
@@ -36,13 +46,12 @@ WN(phase_row)(const wplan *p, const float *in, int64_t iy, float *dst, float *li
 	memset(line, 0, (size_t)pl * sizeof *line);
 	memcpy(line + pl, in + iy * w, (size_t)w * sizeof *line);
 	memset(line + pl + w, 0, (size_t)(m * rowlen - pl - w) * sizeof *line);
-	const IVEC even = { EVENS }, odd = { ODDS };
 	for (int64_t u = 0; u < rowlen; u += VL) {
 		const float *src = line + m * u;
 		VEC a, b;
 		LOADV(a, src);
 		LOADV(b, src + VL);
-		VEC e = __builtin_shuffle(a, b, even), o = __builtin_shuffle(a, b, odd);
+		VEC e = WSHUF(a, b, EVENS), o = WSHUF(a, b, ODDS);
 		if (m == 2) {
 			memcpy(dst + u, &e, sizeof e);
 			memcpy(dst + rowlen + u, &o, sizeof o);
@@ -50,9 +59,9 @@ WN(phase_row)(const wplan *p, const float *in, int64_t iy, float *dst, float *li
 			VEC c, d;
 			LOADV(c, src + 2 * VL);
 			LOADV(d, src + 3 * VL);
-			VEC e2 = __builtin_shuffle(c, d, even), o2 = __builtin_shuffle(c, d, odd);
-			VEC ph0 = __builtin_shuffle(e, e2, even), ph2 = __builtin_shuffle(e, e2, odd);
-			VEC ph1 = __builtin_shuffle(o, o2, even), ph3 = __builtin_shuffle(o, o2, odd);
+			VEC e2 = WSHUF(c, d, EVENS), o2 = WSHUF(c, d, ODDS);
+			VEC ph0 = WSHUF(e, e2, EVENS), ph2 = WSHUF(e, e2, ODDS);
+			VEC ph1 = WSHUF(o, o2, EVENS), ph3 = WSHUF(o, o2, ODDS);
 			memcpy(dst + u, &ph0, sizeof ph0);
 			memcpy(dst + rowlen + u, &ph1, sizeof ph1);
 			memcpy(dst + 2 * rowlen + u, &ph2, sizeof ph2);
@@ -174,7 +183,6 @@ WN(output_m)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t 
 				/* Lanes are tiles: output column m * (tx + u) + k, so the m
 				 * vectors of a row interleave into m * VL floats. */
 				int64_t cnt = min64(m * (int64_t)n, ow - m * tx);
-				const IVEC lo = { ILO }, hi = { IHI };
 				_Pragma("GCC unroll 4") for (int i = 0; i < m; i++) {
 					WN(apply)(at, m, alpha, &t[i][0], 1, &r[i][0], 1);
 					int64_t oy = m * ty + i;
@@ -183,16 +191,16 @@ WN(output_m)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t 
 					VEC iv[4];
 					if (m == 2) {
 						VEC a = r[i][0] + add, b = r[i][1] + add;
-						iv[0] = __builtin_shuffle(a, b, lo);
-						iv[1] = __builtin_shuffle(a, b, hi);
+						iv[0] = WSHUF(a, b, ILO);
+						iv[1] = WSHUF(a, b, IHI);
 					} else {
 						VEC a0 = r[i][0] + add, a1 = r[i][1] + add, a2 = r[i][2] + add, a3 = r[i][3] + add;
-						VEC l02 = __builtin_shuffle(a0, a2, lo), h02 = __builtin_shuffle(a0, a2, hi);
-						VEC l13 = __builtin_shuffle(a1, a3, lo), h13 = __builtin_shuffle(a1, a3, hi);
-						iv[0] = __builtin_shuffle(l02, l13, lo);
-						iv[1] = __builtin_shuffle(l02, l13, hi);
-						iv[2] = __builtin_shuffle(h02, h13, lo);
-						iv[3] = __builtin_shuffle(h02, h13, hi);
+						VEC l02 = WSHUF(a0, a2, ILO), h02 = WSHUF(a0, a2, IHI);
+						VEC l13 = WSHUF(a1, a3, ILO), h13 = WSHUF(a1, a3, IHI);
+						iv[0] = WSHUF(l02, l13, ILO);
+						iv[1] = WSHUF(l02, l13, IHI);
+						iv[2] = WSHUF(h02, h13, ILO);
+						iv[3] = WSHUF(h02, h13, IHI);
 					}
 					float *row = out + oy * ow + m * tx;
 					_Pragma("GCC unroll 4") for (int v = 0; v < m; v++) {
