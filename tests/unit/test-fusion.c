@@ -15,12 +15,7 @@
 static st_session *
 model(const char *script)
 {
-	st_session *s = st_session_new(st_graph_new(test_registry()), NULL);
-	st_diag d;
-	st_diag_init(&d);
-	int rc = st_session_run_script(s, script, "test", &d);
-	cr_assert_eq(rc, 0, "%s", d.count ? d.items[0].text : "");
-	st_diag_free(&d);
+	st_session *s = test_session(script);
 	st_graph_check(st_session_graph(s));
 	cr_assert_eq(st_session_graph(s)->errors, 0);
 	return s;
