@@ -1003,6 +1003,8 @@ DW_NAME(few_chunks)(void *arg, int64_t c0, int64_t c1)
 	}
 }
 
+#include "k-dwconv-lanes.h"
+
 #undef DW_EVENS
 #undef DW_NEXT1
 #undef DW_ODDS

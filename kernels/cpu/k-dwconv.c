@@ -46,6 +46,16 @@ _Static_assert(DW3S2_ROWS == 4, "dw3s2_plane calls its loops with 4, 3, 2 or 1 r
  * rows are long enough for it. */
 #define WIDEST_LANES 16
 
+/* The depthwise loops with the channels in the lanes (k-dwconv-lanes.h)
+ * take output planes of at most this many floats, filters of at most
+ * DW_LANES_TAPS taps and at least DW_LANES_LEAST_CHANNELS channels (fewer
+ * would leave most lanes of the widest vectors empty); dw_lanes_pays says
+ * where they are faster (they are slower on wider outputs with any vectors). */
+#define DW_LANES_MOST_OUTPUTS (32 * 32)
+#define DW_LANES_MOST_WIDTH 20
+#define DW_LANES_TAPS 64
+#define DW_LANES_LEAST_CHANNELS 8
+
 static int64_t
 div_up(int64_t a, int64_t b)
 {
@@ -78,6 +88,43 @@ typedef struct dw_rows {
 
 typedef enum dw_kind { DW_GENERAL, DW_3X3_STRIDE1, DW_3X3_STRIDE2 } dw_kind;
 
+/*
+ * Where the loops with the channels in the lanes keep a block's input. A
+ * padded input position (row, column), counted from the top left of the
+ * padding, is split into its phases (row mod stride, column mod stride)
+ * and its place in that phase's plane (row / stride, column / stride): the
+ * planes of the stride[1] x stride[2] phases follow each other, each of
+ * `rows` x `cols` positions. Output (oh, ow) is numbered q = oh x cols +
+ * ow, and its tap t lies at position q + tap_at[t] whatever the output:
+ * consecutive outputs read consecutive positions. A position is a vector
+ * of L floats, one per channel of the block.
+ */
+typedef struct dw_lanes_plan {
+	bool on;
+	int64_t sh, sw;             /* the strides */
+	int64_t rows, cols;         /* of each phase's plane */
+	int64_t last_row, last_col; /* the last padded row and column an output reads */
+	int64_t q_end;              /* every output has q below it */
+	int taps;
+	int64_t tap_at[DW_LANES_TAPS];
+	int64_t tap_index[DW_LANES_TAPS]; /* the tap's place in a filter */
+	/* A slot, in floats of WIDEST_LANES lanes: the input positions (as
+	 * many as the phases hold, or as the last block of outputs reads), the
+	 * weight vectors, then WIDEST_LANES staging rows of stage_pitch
+	 * outputs (q), the blocks rounded up. */
+	int64_t buf_floats, wts_floats, stage_pitch, slot_floats;
+} dw_lanes_plan;
+
+/* The position of padded input (row, col) in a dw_lanes_plan. The strides
+ * are 1 or 2: stride - 1 is both the mask of the phase and the shift of
+ * the place (a division here would cost more than the copy it addresses). */
+static inline int64_t
+dw_lanes_at(const dw_lanes_plan *p, int64_t row, int64_t col)
+{
+	int64_t rs = p->sh - 1, cs = p->sw - 1;
+	return ((((row & rs) << cs) + (col & cs)) * p->rows + (row >> rs)) * p->cols + (col >> cs);
+}
+
 typedef struct dw_args {
 	k_geometry g;
 	dw_kind kind;
@@ -98,6 +145,8 @@ typedef struct dw_args {
 	 * rows at a time, each input vector split into even and odd columns in
 	 * registers; nothing is copied. */
 	bool split;
+	/* Small planes of many channels: dw_lanes (k-dwconv-lanes.h). */
+	dw_lanes_plan lanes;
 	const k_post *post; /* applied to each plane once computed, or NULL */
 	/* At stride 2 a copied row is kept as its even columns, then its odd
 	 * ones from float `phase` on, so that every tap reads consecutive
@@ -129,11 +178,68 @@ dw_rows_make(const k_geometry *g, const float *in, const float *filter, int64_t 
 	}
 }
 
+/* The plan of the loops with the channels in the lanes, when they take g. */
+static bool
+dw_lanes_make(const k_geometry *g, dw_lanes_plan *p)
+{
+	*p = (dw_lanes_plan){ 0 };
+	if (!flat(g) || g->in_per_group != 1 || g->out_channels < DW_LANES_LEAST_CHANNELS ||
+	    g->out_size > DW_LANES_MOST_OUTPUTS || g->out[2] > DW_LANES_MOST_WIDTH || g->kernel[1] * g->kernel[2] > DW_LANES_TAPS ||
+	    g->stride[1] > 2 || g->stride[2] > 2)
+		return false;
+	p->sh = g->stride[1], p->sw = g->stride[2];
+	int64_t reach_h = (g->kernel[1] - 1) * g->dilation[1], reach_w = (g->kernel[2] - 1) * g->dilation[2];
+	p->rows = g->out[1] + reach_h / p->sh;
+	p->cols = g->out[2] + reach_w / p->sw;
+	p->last_row = (g->out[1] - 1) * p->sh + reach_h;
+	p->last_col = (g->out[2] - 1) * p->sw + reach_w;
+	p->q_end = (g->out[1] - 1) * p->cols + g->out[2];
+	int64_t most = 0;
+	for (int64_t kh = 0; kh < g->kernel[1]; kh++) {
+		for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
+			int64_t at = dw_lanes_at(p, kh * g->dilation[1], kw * g->dilation[2]);
+			p->tap_at[p->taps] = at;
+			p->tap_index[p->taps] = kh * g->kernel[2] + kw;
+			p->taps++;
+			most = at > most ? at : most;
+		}
+	}
+	p->stage_pitch = div_up(p->q_end, WIDEST_LANES) * WIDEST_LANES;
+	int64_t positions = p->sh * p->sw * p->rows * p->cols;
+	if (positions < p->stage_pitch + most)
+		positions = p->stage_pitch + most;
+	p->buf_floats = positions * WIDEST_LANES;
+	p->wts_floats = p->taps * WIDEST_LANES;
+	p->slot_floats = p->buf_floats + p->wts_floats + WIDEST_LANES * p->stage_pitch;
+	p->on = true;
+	return true;
+}
+
+/*
+ * Whether the loops with the channels in the lanes beat the loops on
+ * planes for g, with vectors of `lanes` floats. Their two transposes cost
+ * as much as the sums, so they pay where a plane's rows fit the vectors
+ * badly: measured one thread with 3 x 3 filters (bench/dwconv, and the
+ * MobileNetV2 planes), with 16 floats 1.6 times as fast on 14 x 14 and
+ * 7 x 7 outputs (both strides) and 1.15 times on 20 x 20, 0.9 times on
+ * 28 x 28 and 0.7 on 32 x 32; with 8 floats (AVX2, whose rows of 14 take
+ * two vectors) 1.7 times as fast on 7 x 7 outputs at stride 2, but 0.9
+ * times on 7 x 7 at stride 1 and 0.85 on 28 x 28.
+ */
+static bool
+dw_lanes_pays(int lanes, const k_geometry *g)
+{
+	if (lanes == 8)
+		return g->stride[2] == 2 && g->out[2] <= 8;
+	return g->out[2] <= DW_LANES_MOST_WIDTH;
+}
+
 static void
 dw_args_make(const k_window *w, dw_args *a)
 {
 	k_geometry *g = &a->g;
 	k_geometry_expand(w, g);
+	dw_lanes_make(g, &a->lanes);
 	int64_t step = g->stride[2], pad = g->pad[2];
 	a->kind = DW_GENERAL;
 	if (g->kernel[0] == 1 && g->kernel[1] == 3 && g->kernel[2] == 3 && g->dilation[1] == 1 &&
@@ -314,19 +420,21 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 
 typedef struct direct_variant {
 	const char *name;
+	int lanes; /* floats per vector */
 	st_range_fn dw_planes;  /* over n x out_channels planes */
 	st_range_fn dw_chunks;  /* over chunks of those planes, copied first */
+	st_range_fn dw_lanes;   /* over chunks of blocks of channels (dw_lanes_plan) */
 	st_range_fn few_chunks; /* over chunks of the first-layer tasks */
 } direct_variant;
 
 /* Indexed by k_isa; a level this build lacks has no entry. */
 static const direct_variant variants[K_ISA_COUNT] = {
-	[K_ISA_PORTABLE] = { "portable", dw_planes_portable, dw_chunks_portable, few_chunks_portable },
+	[K_ISA_PORTABLE] = { "portable", 4, dw_planes_portable, dw_chunks_portable, dw_lanes_portable, few_chunks_portable },
 #if DW_X86 && defined(K_HAVE_AVX2)
-	[K_ISA_AVX2] = { "avx2", dw_planes_avx2, dw_chunks_avx2, few_chunks_avx2 },
+	[K_ISA_AVX2] = { "avx2", 8, dw_planes_avx2, dw_chunks_avx2, dw_lanes_avx2, few_chunks_avx2 },
 #endif
 #if DW_X86 && defined(K_HAVE_AVX512)
-	[K_ISA_AVX512] = { "avx512", dw_planes_avx512, dw_chunks_avx512, few_chunks_avx512 },
+	[K_ISA_AVX512] = { "avx512", 16, dw_planes_avx512, dw_chunks_avx512, dw_lanes_avx512, few_chunks_avx512 },
 #endif
 };
 
@@ -382,6 +490,8 @@ k_conv_direct_scratch_bytes(const k_window *w, int slots)
 		dw_args a = { 0 };
 		dw_args_make(w, &a);
 		slot_floats = a.padded ? a.slot_floats : 0;
+		if (a.lanes.on && (size_t)a.lanes.slot_floats > slot_floats)
+			slot_floats = (size_t)a.lanes.slot_floats;
 	}
 	return slot_floats * sizeof(float) * (size_t)(slots < 1 ? 1 : slots);
 }
@@ -410,7 +520,13 @@ k_conv_direct_post_with(k_isa isa, const k_window *w, const float *x, const floa
 		/* A plane is worth a thread from some 16 k multiply-adds. */
 		int64_t planes = a.g.batch * a.g.out_channels, work = a.g.out_size * a.g.kernel_size;
 		int64_t grain = work >= 16384 ? 1 : 16384 / (work + 1) + 1;
-		if (a.padded) {
+		if (a.lanes.on && dw_lanes_pays(v->lanes, &a.g)) {
+			int64_t blocks = a.g.batch * div_up(a.g.out_channels, v->lanes);
+			int64_t threads = threads_used(slots, ctx), most = div_up(blocks * v->lanes, grain);
+			a.chunks = threads < most ? threads : most;
+			a.chunks = a.chunks < blocks ? a.chunks : blocks;
+			k_parallel_for(ctx, a.chunks, 1, v->dw_lanes, &a);
+		} else if (a.padded) {
 			int64_t threads = threads_used(slots, ctx), most = div_up(planes, grain);
 			a.chunks = threads < most ? threads : most;
 			k_parallel_for(ctx, a.chunks, 1, v->dw_chunks, &a);

@@ -251,6 +251,56 @@ Test(k_nn, direct_depthwise_3x3_stride2)
 	}
 }
 
+/* Small planes of many channels (the loops with the channels in the
+ * lanes): channel counts around the vector lengths (a last block of 1 to L
+ * channels), MobileNetV2's 14 x 14 and 7 x 7 planes, both strides on each
+ * axis, dilations, uneven pads, multipliers and batches, then random ones. */
+Test(k_nn, direct_depthwise_lanes)
+{
+	test_rng r = { 0x1a2e5 };
+	static const int64_t channels[] = { 8, 9, 15, 16, 17, 24, 31, 33, 40 };
+	for (size_t i = 0; i < sizeof channels / sizeof channels[0]; i++) {
+		int64_t c = channels[i];
+		for (int64_t s = 1; s <= 2; s++) {
+			k_window w = window2d(1 + (int64_t)(i % 2), c, c, c, 7 + 7 * (int64_t)(i % 2), 14 - (int64_t)i, 3, s, 1);
+			check_direct(&r, &w, (i + (size_t)s) % 2 == 0, K_DIRECT_DEPTHWISE);
+		}
+	}
+	k_window cases[] = {
+		window2d(1, 16, 16, 16, 14, 14, 3, 1, 1),
+		window2d(1, 16, 16, 16, 7, 7, 3, 1, 1),
+		window2d(1, 20, 20, 20, 14, 14, 3, 2, 1),
+		window2d(1, 12, 12, 12, 32, 32, 3, 1, 1),  /* the largest plane taken */
+		window2d(1, 9, 9, 9, 1, 1, 3, 1, 1),       /* 1 x 1 */
+		window2d(1, 9, 9, 9, 5, 5, 5, 1, 2),
+		window2d(1, 10, 10, 10, 11, 13, 5, 2, 2),
+		window2d(1, 8, 8, 8, 9, 30, 7, 1, 3),
+		window2d(1, 8, 8, 8, 17, 19, 7, 2, 3),
+		window2d(1, 10, 10, 10, 9, 9, 8, 1, 0),    /* 64 taps */
+		window2d(2, 6, 12, 6, 12, 10, 3, 1, 1),    /* multiplier 2 */
+		window2d(1, 3, 9, 3, 10, 9, 3, 2, 0),      /* multiplier 3 */
+		window2d(1, 8, 8, 8, 6, 6, 1, 2, 0),       /* 1 x 1 filter, stride 2 */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		check_direct(&r, &cases[i], i % 2 == 0, K_DIRECT_DEPTHWISE);
+	for (int t = 0; t < 60; t++) {
+		int64_t c = test_pick(&r, 8, 40);
+		k_window w = { .spatial = 2, .batch = test_pick(&r, 1, 2), .in_channels = c, .out_channels = c,
+		               .groups = c };
+		do {
+			for (int i = 0; i < 2; i++) {
+				w.in[i] = test_pick(&r, 1, 30);
+				w.kernel[i] = test_pick(&r, 1, 5);
+				w.stride[i] = test_pick(&r, 1, 2);
+				w.dilation[i] = test_pick(&r, 1, 2);
+				w.pad_begin[i] = test_pick(&r, 0, 3);
+				w.pad_end[i] = test_pick(&r, 0, 3);
+			}
+		} while (!window_finish(&w) || w.out[0] * w.out[1] > 32 * 32);
+		check_direct(&r, &w, t % 2 == 0, K_DIRECT_DEPTHWISE);
+	}
+}
+
 /* Random depthwise windows of 1 to 3 spatial axes (one group of one
  * channel is a first layer). */
 Test(k_nn, direct_depthwise_random)

@@ -96,6 +96,7 @@ Test(k_post, every_path_every_level)
 		{ "3x3 depthwise", 24, 24, 24, 19, 17, 3, 1, 1, 1 },
 		{ "3x3 depthwise stride 2", 24, 24, 24, 20, 21, 3, 2, 1, 1 },
 		{ "5x5 depthwise x2", 8, 16, 8, 21, 9, 5, 1, 1, 2 },
+		{ "3x3 depthwise 14x14 to 7x7 (channels in lanes)", 40, 40, 40, 14, 14, 3, 2, 1, 1 },
 		{ "first layer 3x3/2", 3, 20, 1, 33, 31, 3, 2, 1, 1 },
 		{ "first layer 7x7/2", 3, 16, 1, 30, 30, 7, 2, 1, 3 },
 	};
