@@ -293,13 +293,30 @@ slope_range(void *arg, int64_t begin, int64_t end)
 		j->act->apply(j->coef, j->x + r * j->per_channel, j->per_channel, &j->slope[r % j->channels], 0);
 }
 
+/* Whether step s's implementation applies the activation it was given
+ * itself: every one (ST_IMPL_FUSES_ACTIVATION), or a relu or a clip
+ * (ST_IMPL_FUSES_RELU_CLIP). A step with an add to make first is given
+ * none (plan_steps). */
+static bool
+impl_applies_act(const plan_step *s)
+{
+	const st_exec_layer *L = &s->L;
+	unsigned flags = s->slot->impl->flags;
+	if (L->act == NULL)
+		return false;
+	if (flags & ST_IMPL_FUSES_ACTIVATION)
+		return true;
+	return (flags & ST_IMPL_FUSES_RELU_CLIP) &&
+	       (strcmp(L->act->name, "relu") == 0 || (strcmp(L->act->name, "clip") == 0 && L->act_params != NULL));
+}
+
 void
 plan_epilogue(st_plan *p, plan_step *s)
 {
 	const layer_slot *as = s->act_slot;
 	/* An implementation that applies the activation itself does, unless an
 	 * add must come first. */
-	bool act = as != NULL && (s->epi_other >= 0 || !(s->slot->impl->flags & ST_IMPL_FUSES_ACTIVATION));
+	bool act = as != NULL && (s->epi_other >= 0 || !impl_applies_act(s));
 	if (s->epi_other < 0 && !act)
 		return;
 	st_tensor *out = &s->out_view[0];

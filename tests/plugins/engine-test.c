@@ -105,6 +105,19 @@ triple_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	return 0;
 }
 
+/* minus_three: y = x - 3, and flags ST_IMPL_FUSES_RELU_CLIP without
+ * applying them: what comes out shows whether the host applied one. */
+static int
+minus_three_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	(void)ctx;
+	const float *x = L->inputs[0].data;
+	float *y = L->outputs[0].data;
+	for (int64_t i = 0, n = count(&L->inputs[0].shape); i < n; i++)
+		y[i] = x[i] - 3.0f;
+	return 0;
+}
+
 static int
 refuse_prepare(st_exec_layer *L, const st_host_api *api)
 {
@@ -132,6 +145,8 @@ static const st_layer_desc types[] = {
 	  .n_outputs = 1, .flags = ST_LAYER_ACTIVATION, .reshape = same_shape },
 	{ .name = "refuser", .summary = "never runs", .inputs = one, .n_inputs = 1, .outputs = one,
 	  .n_outputs = 1, .reshape = same_shape },
+	{ .name = "minus_three", .summary = "x - 3", .inputs = one, .n_inputs = 1, .outputs = one,
+	  .n_outputs = 1, .flags = ST_LAYER_ACTIVATION, .reshape = same_shape },
 	{ .name = "no_impl", .summary = "has no implementation", .inputs = one, .n_inputs = 1,
 	  .outputs = one, .n_outputs = 1, .reshape = same_shape },
 };
@@ -145,6 +160,8 @@ static const st_impl_desc impls[] = {
 	{ .layer = "triple", .backend = "cpu",
 	  .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW) | ST_LAYOUT_BIT(ST_LAYOUT_NHWC),
 	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .prepare = triple_prepare, .run = triple_run },
+	{ .layer = "minus_three", .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW),
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .flags = ST_IMPL_FUSES_RELU_CLIP, .run = minus_three_run },
 	{ .layer = "refuser", .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW),
 	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .prepare = refuse_prepare, .run = twice_run },
 };

@@ -20,7 +20,8 @@ registry(void)
 		r = st_registry_new();
 		st_registry_load_default(r);
 		char *path = st_xasprintf("%s/engine-test.so", getenv("TEST_PLUGIN_DIR"));
-		cr_assert(st_registry_load_file(r, path)->loaded);
+		st_plugin *pl = st_registry_load_file(r, path);
+		cr_assert(pl->loaded, "%s: %s", path, pl->refusal ? pl->refusal : "?");
 		free(path);
 	}
 	return r;
@@ -275,6 +276,41 @@ Test(engine, attached_activations_are_applied)
 	free(y);
 	st_plan_free(p);
 	st_session_free(s);
+}
+
+/* An implementation flagged ST_IMPL_FUSES_RELU_CLIP is trusted with a relu
+ * (minus_three flags it and applies nothing: negatives come out), and the
+ * host still applies any other activation. */
+Test(engine, relu_and_clip_left_to_implementations_that_fuse_them)
+{
+	static const struct {
+		const char *act;
+		float want[4];
+	} cases[] = {
+		{ "relu", { -3, -2, -1, 0 } },
+		{ "negate_test", { 3, 2, 1, 0 } },
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+		char *script = st_xasprintf("add input data; set data dims 4; add minus_three m; connect data m;"
+		                            "activation m %s; add output out; connect m out",
+		                            cases[c].act);
+		st_session *s = model(script);
+		free(script);
+		for (int threads = 1; threads <= 2; threads++) {
+			st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, threads);
+			bind_random(p);
+			feed_ramp(p, st_plan_input_shape(p, 0));
+			int64_t n;
+			float *y = run_and_get(p, &n);
+			cr_assert_eq(n, 4);
+			for (int i = 0; i < 4; i++)
+				cr_assert_float_eq(y[i], cases[c].want[i], 0, "%s, %d threads, element %d: %g", cases[c].act,
+				                   threads, i, y[i]);
+			free(y);
+			st_plan_free(p);
+		}
+		st_session_free(s);
+	}
 }
 
 Test(engine, input_sizes_change_without_rebinding)
