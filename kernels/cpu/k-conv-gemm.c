@@ -530,6 +530,8 @@ typedef struct swap_args {
 	int64_t b_panels;
 	int64_t chunks, panels;
 	int split;             /* the product in chunks of row panels, column panels or tiles (SPLIT_) */
+	bool clamp;            /* each output clamped to [lo, hi] as it is stored (k_post_clamp) */
+	float lo, hi;
 } swap_args;
 
 /* Channels [c0, c1) of the padded image: zeros around the input. */
@@ -574,15 +576,21 @@ swap_pack_range(void *arg, int64_t t0, int64_t t1)
 }
 
 /* A finished tile (rows x cols of src, `ld` floats a row) transposed into
- * the output from position i and channel j on, with the bias. */
+ * the output from position i and channel j on, with the bias (and the
+ * clamp). */
 static void
 store_transposed(const swap_args *s, const float *src, int64_t ld, int rows, int cols, int64_t i, int64_t j)
 {
 	int64_t positions = s->g->out_size;
 	for (int q = 0; q < cols; q++) {
 		float add = s->bias ? s->bias[j + q] : 0.0f, *d = s->y + (j + q) * positions + i;
-		for (int r = 0; r < rows; r++)
-			d[r] = src[r * ld + q] + add;
+		if (s->clamp) {
+			for (int r = 0; r < rows; r++)
+				d[r] = k_clamp(src[r * ld + q] + add, s->lo, s->hi);
+		} else {
+			for (int r = 0; r < rows; r++)
+				d[r] = src[r * ld + q] + add;
+		}
 	}
 }
 
@@ -684,10 +692,12 @@ balance(int64_t panels, int threads)
  * pack the weights into the scratch first. */
 static void
 swap_run(const k_geometry *g, const k_gemm_kernel *kr, const float *x, const float *weights,
-         const float *b_packed, const float *bias, float *y, void *scratch, int threads, const st_exec_ctx *ctx)
+         const float *b_packed, const float *bias, float *y, void *scratch, int threads, const k_post *post,
+         const st_exec_ctx *ctx)
 {
 	float *base = scratch;
 	swap_args s = { .g = g, .kr = kr, .weights = weights, .bias = bias };
+	s.clamp = k_post_clamp(post, &s.lo, &s.hi);
 	s.b = b_packed ? (float *)b_packed : base;
 	float *next = base + (b_packed ? 0 : swap_b_floats(g));
 	if (swap_padded(g)) {
@@ -977,6 +987,7 @@ store_shifted(const gplan *p, const k_tile *t, int rows, int64_t p0, int64_t col
 	u.ldc = kr->nr;
 	u.load_c = false;
 	u.row_bias = u.col_bias = NULL;
+	u.clamp = false; /* after the bias, below */
 	kr->tile(&u);
 	for (int64_t q = p0; q < p0 + cols;) {
 		int64_t row = q / p->wp, col = q % p->wp;
@@ -990,11 +1001,30 @@ store_shifted(const gplan *p, const k_tile *t, int rows, int64_t p0, int64_t col
 				float *d = dst + r * plane;
 				for (int64_t j = 0; j < end - q; j++)
 					d[j] = s[j] + add;
+				if (t->clamp) {
+					for (int64_t j = 0; j < end - q; j++)
+						d[j] = k_clamp(d[j], t->lo, t->hi);
+				}
 			}
 		}
 		q = (row + 1) * p->wp;
 	}
 }
+
+typedef struct gargs {
+	const gplan *p;
+	const float *x, *weights, *bias;
+	/* An activation: a relu or clip the tiles apply as they store (clamp,
+	 * to [lo, hi]), else one applied to each task's block of the output
+	 * (post), or neither. */
+	bool clamp;
+	float lo, hi;
+	const k_post *post;
+	const packed_head *packed;
+	float *y;
+	char *scratch;
+	int64_t chunks;
+} gargs;
 
 /*
  * The direct and phased sources: output positions [first, first +
@@ -1005,7 +1035,8 @@ store_shifted(const gplan *p, const k_tile *t, int rows, int64_t p0, int64_t col
  */
 static void
 direct_block(const gplan *p, const float *a_base, const float *x, const float *b, int64_t r0, int64_t first,
-             int64_t positions, int64_t m0, int64_t m1, float *out, const float *bias, const int32_t *shifts)
+             int64_t positions, int64_t m0, int64_t m1, float *out, const float *bias, const int32_t *shifts,
+             const gargs *ga)
 {
 	const k_geometry *g = &p->g;
 	const k_gemm_kernel *kr = p->kr;
@@ -1034,6 +1065,7 @@ direct_block(const gplan *p, const float *a_base, const float *x, const float *b
 				t.c = out + i * g->out_size + first + q;
 				t.ldc = g->out_size;
 				t.row_bias = bias ? bias + i : NULL;
+				t.clamp = ga->clamp, t.lo = ga->lo, t.hi = ga->hi;
 				kr->conv_tile(&t);
 				continue;
 			}
@@ -1041,11 +1073,16 @@ direct_block(const gplan *p, const float *a_base, const float *x, const float *b
 			t.c = buf;
 			t.ldc = nr;
 			t.row_bias = NULL;
+			t.clamp = false;
 			kr->conv_tile(&t);
 			for (int r = 0; r < rows; r++) {
 				float add = bias ? bias[i + r] : 0.0f, *d = out + (i + r) * g->out_size + first + q;
 				for (int j = 0; j < t.cols; j++)
 					d[j] = buf[r * nr + j] + add;
+				if (ga->clamp) {
+					for (int j = 0; j < t.cols; j++)
+						d[j] = k_clamp(d[j], ga->lo, ga->hi);
+				}
 			}
 		}
 	}
@@ -1053,15 +1090,6 @@ direct_block(const gplan *p, const float *a_base, const float *x, const float *b
 
 /* ---- running ---- */
 
-typedef struct gargs {
-	const gplan *p;
-	const float *x, *weights, *bias;
-	const k_post *post; /* applied to each task's block of the output, or NULL */
-	const packed_head *packed;
-	float *y;
-	char *scratch;
-	int64_t chunks;
-} gargs;
 
 /* Tasks [t0, t1) on one slot: B's source is made again only when the
  * block changes, the filters (when not pre-packed) when their group or
@@ -1104,7 +1132,7 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 		bool by_rows = p->source == SRC_SHIFTED || p->source == SRC_PHASED;
 		int64_t q0 = by_rows ? lo * g->out[2] : lo, q1 = by_rows ? hi * g->out[2] : hi;
 		if (p->source == SRC_DIRECT) {
-			direct_block(p, a_base, x, NULL, 0, lo, hi - lo, m0, m1, out, bias, off);
+			direct_block(p, a_base, x, NULL, 0, lo, hi - lo, m0, m1, out, bias, off, a);
 			k_post_block(a->post, out, g->out_size, m0, m1, q0, q1);
 			continue;
 		}
@@ -1112,7 +1140,8 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 			if (have_b != field)
 				phase_rows(p, x, lo, b_buf);
 			have_b = field;
-			direct_block(p, a_base, x, b_buf, lo, lo * g->out[2], (hi - lo) * g->out[2], m0, m1, out, bias, off);
+			direct_block(p, a_base, x, b_buf, lo, lo * g->out[2], (hi - lo) * g->out[2], m0, m1, out, bias, off,
+			             a);
 			k_post_block(a->post, out, g->out_size, m0, m1, q0, q1);
 			continue;
 		}
@@ -1147,7 +1176,8 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 		bool dense = p->source != SRC_SHIFTED || p->wp == g->out[2];
 		for (int64_t i = m0; i < m1; i += mr) {
 			int rows = (int)min64(mr, m1 - i);
-			k_tile tile = { .depth = depth, .a = a_base + (i - m0) / mr * depth * mr, .b_offsets = off };
+			k_tile tile = { .depth = depth, .a = a_base + (i - m0) / mr * depth * mr, .b_offsets = off,
+				        .clamp = a->clamp, .lo = a->lo, .hi = a->hi };
 			const float *row_bias = bias ? bias + i : NULL;
 			for (int64_t q = 0; q < positions; q += nr) {
 				int cols = (int)min64(nr, positions - q);
@@ -1184,6 +1214,14 @@ gemm_chunks(void *arg, int64_t c0, int64_t c1)
 	}
 }
 
+/* Whether swap_run applied post: a relu or clip, as it stores. */
+static bool
+swap_posts(const k_post *post)
+{
+	float lo, hi;
+	return k_post_clamp(post, &lo, &hi);
+}
+
 bool
 k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const void *packed, const float *bias,
             float *y, void *scratch, int slots, const k_post *post, const st_exec_ctx *ctx)
@@ -1195,13 +1233,13 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
 		       h->depth == g->in_per_group * g->kernel_size && swap_possible(g));
 		kr = k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr);
 		assert(kr != NULL);
-		swap_run(g, kr, x, weights, (const float *)(h + 1), bias, y, scratch, threads_used(slots, ctx), ctx);
-		return false;
+		swap_run(g, kr, x, weights, (const float *)(h + 1), bias, y, scratch, threads_used(slots, ctx), post, ctx);
+		return swap_posts(post);
 	}
 	if (h == NULL && swap_chosen(g)) {
 		swap_run(g, swap_kernel(g, k_cpu_isa()), x, weights, NULL, bias, y, scratch, threads_used(slots, ctx),
-		         ctx);
-		return false;
+		         post, ctx);
+		return swap_posts(post);
 	}
 	if (h != NULL) {
 		assert(h->magic == PACKED_MAGIC && h->groups == g->groups && h->out_per_group == g->out_per_group &&
@@ -1223,8 +1261,12 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
 	 * the caller makes the pass. */
 	bool posted = post != NULL && post->on &&
 	              (g->out[0] == 1 || (p.source != SRC_SHIFTED && p.source != SRC_PHASED));
-	gargs a = { .p = &p, .x = x, .weights = weights, .bias = bias, .post = posted ? post : NULL, .packed = h,
-		    .y = y, .scratch = scratch };
+	gargs a = { .p = &p, .x = x, .weights = weights, .bias = bias, .packed = h, .y = y, .scratch = scratch };
+	/* The tiles clamp where they can: the shifted and phased sources store
+	 * whole rows of whole planes, as the post does. */
+	if (posted)
+		a.clamp = k_post_clamp(post, &a.lo, &a.hi);
+	a.post = posted && !a.clamp ? post : NULL;
 	a.chunks = min64(p.tasks, threads);
 	k_parallel_for(ctx, a.chunks, 1, gemm_chunks, &a);
 	return posted;

@@ -196,6 +196,24 @@ typedef struct k_post {
 	float a, b; /* k_activation's coefficients */
 } k_post;
 
+/* Whether post is a relu or a clip, which the GEMM tiles apply as they
+ * store (k_tile's clamp to [*lo, *hi]); false for none or another. */
+static inline bool
+k_post_clamp(const k_post *post, float *lo, float *hi)
+{
+	if (post == NULL || !post->on)
+		return false;
+	if (post->act == K_ACT_RELU) {
+		*lo = 0.0f, *hi = __builtin_inff();
+		return true;
+	}
+	if (post->act == K_ACT_CLIP) {
+		*lo = post->a, *hi = post->b;
+		return true;
+	}
+	return false;
+}
+
 /* k_post over planes [p0, p1) of an output whose planes hold plane_size
  * elements each, and over channels [c0, c1) x positions [q0, q1) of one
  * sample's output. */

@@ -15,6 +15,8 @@
 #define V_BCAST(p) _mm256_broadcast_ss(p)
 #define V_FMA(a, b, c) _mm256_fmadd_ps(a, b, c)
 #define V_ADD(a, b) _mm256_add_ps(a, b)
+#define V_MAX(a, b) _mm256_max_ps(a, b)
+#define V_MIN(a, b) _mm256_min_ps(a, b)
 #define V_STOREU(p, v) _mm256_storeu_ps(p, v)
 #define V_MASKZ_LOADU(m, p) _mm256_maskload_ps(p, m)
 #define V_MASK_STOREU(p, m, v) _mm256_maskstore_ps(p, m, v)

@@ -15,6 +15,8 @@
 #define V_BCAST(p) _mm512_set1_ps(*(p))
 #define V_FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define V_ADD(a, b) _mm512_add_ps(a, b)
+#define V_MAX(a, b) _mm512_max_ps(a, b)
+#define V_MIN(a, b) _mm512_min_ps(a, b)
 #define V_STOREU(p, v) _mm512_storeu_ps(p, v)
 #define V_MASKZ_LOADU(m, p) _mm512_maskz_loadu_ps(m, p)
 #define V_MASK_STOREU(p, m, v) _mm512_mask_storeu_ps(p, m, v)

@@ -68,6 +68,10 @@ CONV_TILE_FN(const k_conv_tile *t)
 			}
 		}
 	}
+	bool clamp = t->clamp;
+	VEC lo = V_ZERO(), hi = V_ZERO();
+	if (clamp)
+		lo = V_BCAST(&t->lo), hi = V_BCAST(&t->hi);
 	_Pragma("GCC unroll 32") for (int r = 0; r < MR; r++) {
 		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {
 			VEC v = acc[r][j];
@@ -76,6 +80,8 @@ CONV_TILE_FN(const k_conv_tile *t)
 				v = V_ADD(v, V_MASKZ_LOADU(live[j], p));
 			if (t->row_bias)
 				v = V_ADD(v, V_BCAST(t->row_bias + r));
+			if (clamp)
+				v = V_MIN(hi, V_MAX(lo, v));
 			V_MASK_STOREU(p, live[j], v);
 		}
 	}

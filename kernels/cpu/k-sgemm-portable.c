@@ -2,6 +2,7 @@
  * the compiler's baseline instruction set. */
 #include "config.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "k-sgemm.h"
@@ -24,6 +25,11 @@ typedef float v4 __attribute__((vector_size(16)));
 #define V_BCAST(p) __extension__({ float f_ = *(p); (v4){ f_, f_, f_, f_ }; })
 #define V_FMA(a, b, c) ((a) * (b) + (c))
 #define V_ADD(a, b) ((a) + (b))
+/* a where the comparison holds, else b (so b where either is NaN). */
+typedef int32_t v4i __attribute__((vector_size(16)));
+#define V4_PICK(m, a, b) ((v4)(((m) & (v4i)(a)) | (~(m) & (v4i)(b))))
+#define V_MAX(a, b) __extension__({ v4 x_ = (a), y_ = (b); V4_PICK(x_ > y_, x_, y_); })
+#define V_MIN(a, b) __extension__({ v4 u_ = (a), w_ = (b); V4_PICK(u_ < w_, u_, w_); })
 #define V_STOREU(p, v) V4_STORE(p, v)
 
 /* 6 rows by two vectors of 4 (6 x 8): 12 registers of sums, 2 of B and

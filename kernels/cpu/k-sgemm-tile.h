@@ -8,7 +8,9 @@
  *
  * Needs: VEC, VLEN, MR, NV, TILE_FN, K_TARGET (function attributes, may be
  * empty), V_ZERO(), V_LOADU(p), V_BCAST(p) (p points at one float),
- * V_FMA(a, b, c) (a * b + c), V_ADD(a, b), V_STOREU(p, v).
+ * V_FMA(a, b, c) (a * b + c), V_ADD(a, b), V_MAX(a, b) (a > b ? a : b)
+ * and V_MIN(a, b) (a < b ? a : b), each lane b where either is NaN,
+ * V_STOREU(p, v).
  */
 
 #define NR (NV * VLEN)
@@ -45,6 +47,10 @@ TILE_FN(const k_tile *t)
 			TILE_STEP(a, base + off[s]);
 	}
 	float *c = t->c;
+	bool clamp = t->clamp;
+	VEC lo = V_ZERO(), hi = V_ZERO();
+	if (clamp)
+		lo = V_BCAST(&t->lo), hi = V_BCAST(&t->hi);
 	_Pragma("GCC unroll 32") for (int r = 0; r < MR; r++) {
 		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {
 			VEC v = acc[r][j];
@@ -55,6 +61,8 @@ TILE_FN(const k_tile *t)
 				v = V_ADD(v, V_BCAST(t->row_bias + r));
 			if (t->col_bias)
 				v = V_ADD(v, V_LOADU(t->col_bias + j * VLEN));
+			if (clamp)
+				v = V_MIN(hi, V_MAX(lo, v));
 			V_STOREU(p, v);
 		}
 	}

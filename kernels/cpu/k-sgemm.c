@@ -246,6 +246,7 @@ k_gemm_tile_part(const k_gemm_kernel *kr, const k_tile *t, int rows, int cols)
 	u.ldc = kr->nr;
 	u.load_c = false;
 	u.row_bias = u.col_bias = NULL;
+	u.clamp = false;
 	kr->tile(&u);
 	for (int r = 0; r < rows; r++) {
 		const float *src = buf + r * kr->nr;
@@ -258,6 +259,8 @@ k_gemm_tile_part(const k_gemm_kernel *kr, const k_tile *t, int rows, int cols)
 				v += t->row_bias[r];
 			if (t->col_bias)
 				v += t->col_bias[j];
+			if (t->clamp)
+				v = k_clamp(v, t->lo, t->hi);
 			dst[j] = v;
 		}
 	}

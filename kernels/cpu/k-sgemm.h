@@ -30,9 +30,11 @@ typedef struct k_matrix {
 /*
  * One register tile as a micro-kernel computes it: mr x nr sums over
  * `depth` steps, then c = sums (+ c when load_c) (+ row_bias[r]) (+
- * col_bias[j]), stored as mr rows of nr floats ldc apart. This is where
- * fusions that act on a finished tile (an activation, a residual add) will
- * go; a tile is finished when it has seen the last block of the depth.
+ * col_bias[j]), clamped to [lo, hi] with `clamp` (k_clamp: a relu or a
+ * clip applied while the tile is in registers), stored as mr rows of nr
+ * floats ldc apart. Fusions that act on a finished tile go here; a tile
+ * is finished when it has seen the last block of the depth (only then may
+ * it clamp).
  */
 typedef struct k_tile {
 	int64_t depth;
@@ -44,7 +46,21 @@ typedef struct k_tile {
 	const float *row_bias;    /* mr values, or NULL */
 	const float *col_bias;    /* nr values, or NULL */
 	bool load_c;
+	bool clamp;
+	float lo, hi;
 } k_tile;
+
+/* What a clamping tile does to each result: k_activation's relu (lo 0, hi
+ * infinity) and clip, comparison for comparison, so that a NaN stays NaN
+ * and the result is the same to the bit. The micro-kernels use max(lo, v)
+ * then min(hi, v), which the x86 instructions answer alike (v when either
+ * is NaN). */
+static inline float
+k_clamp(float v, float lo, float hi)
+{
+	v = v < lo ? lo : v;
+	return v > hi ? hi : v;
+}
 
 /*
  * A register tile of a stride-1 convolution whose output is as large as its
@@ -68,6 +84,8 @@ typedef struct k_conv_tile {
 	int64_t ldc;
 	const float *row_bias;
 	bool load_c;
+	bool clamp;    /* as k_tile's */
+	float lo, hi;
 } k_conv_tile;
 
 /* The largest mr x nr of any level: a tile buffer of this many floats holds
