@@ -6,6 +6,8 @@
  *   DW_LANES          floats per vector: 16, 8 or 4
  *   DW_FMA(a, b, c)   a * b + c on vectors (one rounding where the set has FMA)
  *   DW_FEW_OUTPUTS    output channels the few-channel kernel keeps in registers
+ *   DW_FEW_BLOCKS     and vectors of outputs of each (2 or 3): outputs x
+ *                     blocks sums, blocks loads and outputs broadcasts a tap
  *   DW_MASKED_LOADS   512 or 256 for the AVX-512 or AVX2 masked loads, 0 for none
  * and the shared types (dw_rows, dw_args, few_plan, few_args). */
 
@@ -873,7 +875,7 @@ DW_NAME(few_block)(const few_plan *p, const float *band, const float *weights, c
 {
 	const k_geometry *g = &p->g;
 	int64_t filter = g->in_per_group * g->kernel_size, dilation_w = g->dilation[2];
-	DW_VEC acc[DW_FEW_OUTPUTS][2];
+	DW_VEC acc[DW_FEW_OUTPUTS][DW_FEW_BLOCKS];
 	DW_UNROLL
 	for (int o = 0; o < outs; o++) {
 		DW_UNROLL
@@ -889,7 +891,7 @@ DW_NAME(few_block)(const few_plan *p, const float *band, const float *weights, c
 				/* Padded column ow * step + kw * dilation, in its phase at stride 2. */
 				int64_t col = kw * dilation_w;
 				const float *at = step == 1 ? src + col + ow : src + (col & 1) * p->phase + (col >> 1) + ow;
-				DW_VEC x[2];
+				DW_VEC x[DW_FEW_BLOCKS];
 				DW_UNROLL
 				for (int b = 0; b < blocks; b++)
 					x[b] = DW_NAME(load)(at + b * L);
@@ -946,6 +948,10 @@ DW_NAME(few_row)(const few_plan *p, const float *band, const float *weights, con
 {
 	int64_t width = p->g.out[2], ow = 0;
 	float *row = out + oh * width;
+#if DW_FEW_BLOCKS >= 3
+	for (; ow + 3 * L <= width; ow += 3 * L)
+		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 3, step, oh - oh0, ow, 0, row);
+#endif
 	for (; ow + 2 * L <= width; ow += 2 * L)
 		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 2, step, oh - oh0, ow, 0, row);
 	for (; ow + L <= width; ow += L)

@@ -378,6 +378,7 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #define DW_LANES 16
 #define DW_FMA(a, b, c) _mm512_fmadd_ps((a), (b), (c))
 #define DW_FEW_OUTPUTS 8
+#define DW_FEW_BLOCKS 3
 #define DW_MASKED_LOADS 512
 #include "k-dwconv-body.h"
 #undef DW_SUFFIX
@@ -385,6 +386,7 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #undef DW_LANES
 #undef DW_FMA
 #undef DW_FEW_OUTPUTS
+#undef DW_FEW_BLOCKS
 #undef DW_MASKED_LOADS
 #endif
 
@@ -394,6 +396,7 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #define DW_LANES 8
 #define DW_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define DW_FEW_OUTPUTS 4
+#define DW_FEW_BLOCKS 2
 #define DW_MASKED_LOADS 256
 #include "k-dwconv-body.h"
 #undef DW_SUFFIX
@@ -401,6 +404,7 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #undef DW_LANES
 #undef DW_FMA
 #undef DW_FEW_OUTPUTS
+#undef DW_FEW_BLOCKS
 #undef DW_MASKED_LOADS
 #endif
 
@@ -409,6 +413,7 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #define DW_LANES 4
 #define DW_FMA(a, b, c) ((a) * (b) + (c))
 #define DW_FEW_OUTPUTS 4
+#define DW_FEW_BLOCKS 2
 #define DW_MASKED_LOADS 0
 #include "k-dwconv-body.h"
 #undef DW_SUFFIX
@@ -416,6 +421,7 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #undef DW_LANES
 #undef DW_FMA
 #undef DW_FEW_OUTPUTS
+#undef DW_FEW_BLOCKS
 #undef DW_MASKED_LOADS
 
 typedef struct direct_variant {
