@@ -350,3 +350,87 @@ plan_epilogue(st_plan *p, plan_step *s)
 	j.per_channel = n / (out->shape.dims[0] * j.channels);
 	p->ctx.parallel_for(&p->ctx, n / j.per_channel, 1, slope_range, &j);
 }
+
+/* ---- concatenations in place ---- */
+
+/*
+ * A concatenation along an axis with nothing but ones before it (channels
+ * of one sample, NCHW) is its inputs one after the other: each input can
+ * be written where it goes in the output, and the copy disappears. Taken
+ * where every input is a tensor of its own (not a network input or
+ * output, not kept for inspection, not already a part, not given twice),
+ * in the output's dtype and layout, and every part starts on an arena
+ * alignment (kernels may count on aligned tensors).
+ */
+static bool
+concat_in_place(st_plan *p, plan_step *s)
+{
+	const layer_slot *slot = s->slot;
+	if (!has_type(slot, "concatenation") || s->n_out != 1 || s->n_in < 1 || s->act_slot != NULL ||
+	    s->epi_other >= 0)
+		return false;
+	int k_axis = param_index(slot, "axis", ST_PARAM_INT);
+	plan_tensor *out = &p->tensors[s->out[0]];
+	const st_shape *shape = &out->t.shape;
+	if (k_axis < 0 || out->parent >= 0 || shape->rank < 1)
+		return false;
+	int64_t axis = slot->params[k_axis].i;
+	if (axis < 0)
+		axis += shape->rank;
+	if (axis < 0 || axis >= shape->rank)
+		return false;
+	/* NHWC keeps channels last: a channel slice is not one run. */
+	if (out->t.layout != ST_LAYOUT_NCHW && axis > 0)
+		return false;
+	for (int d = 0; d < axis; d++) {
+		if (shape->dims[d] != 1)
+			return false;
+	}
+	size_t at = 0;
+	for (int k = 0; k < s->n_in; k++) {
+		int id = s->in[k];
+		if (id < 0 || id == s->out[0])
+			return false;
+		for (int j = 0; j < k; j++) {
+			if (s->in[j] == id)
+				return false;
+		}
+		const plan_tensor *t = &p->tensors[id];
+		if (t->pinned || t->parent >= 0 || t->first < 0 || t->t.shape.dtype != shape->dtype ||
+		    t->t.layout != out->t.layout || at % 64 != 0)
+			return false;
+		/* A tensor some other concatenation already made a parent. */
+		for (int i = 0; i < p->n_tensors; i++) {
+			if (p->tensors[i].parent == id)
+				return false;
+		}
+		at += t->bytes;
+	}
+	if (at != out->bytes)
+		return false;
+	at = 0;
+	for (int k = 0; k < s->n_in; k++) {
+		plan_tensor *t = &p->tensors[s->in[k]];
+		t->parent = s->out[0];
+		t->parent_offset = at;
+		at += t->bytes;
+		/* The output's place is taken from the first part written until
+		 * the last part is read. */
+		if (t->first < out->first)
+			out->first = t->first;
+		if (t->last > out->last)
+			out->last = t->last;
+	}
+	s->elided = true;
+	return true;
+}
+
+void
+plan_concat_in_place(st_plan *p)
+{
+	for (int i = 0; i < p->n_steps; i++) {
+		plan_step *s = &p->steps[i];
+		if (s->kind == ST_STEP_LAYER)
+			concat_in_place(p, s);
+	}
+}

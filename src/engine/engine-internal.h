@@ -13,6 +13,11 @@ typedef struct plan_tensor {
 	size_t offset;    /* in the arena */
 	int first, last;  /* steps that write it and read it last */
 	bool pinned;      /* lives through the whole run: inputs and outputs */
+	/* A part of another tensor (an input of a concatenation written in
+	 * place): its bytes from parent_offset on; -1 for none. Such a tensor
+	 * has no place of its own, and its parent lives as long as it does. */
+	int parent;
+	size_t parent_offset;
 } plan_tensor;
 
 /* Per graph layer, what survives a re-plan: shapes, weights, packed state. */
@@ -75,6 +80,9 @@ typedef struct plan_step {
 	 * none) and the tensor added to output 0 before it (-1 for none). */
 	const layer_slot *act_slot;
 	int epi_other;
+	/* A concatenation whose inputs were written in place into its output
+	 * (plan_concat_in_place): nothing left to run. */
+	bool elided;
 	/* ST_STEP_CONVERT */
 	int src, dst;
 	char what[48];
@@ -129,6 +137,11 @@ struct st_plan {
 /* Decides which layers fuse into the convolution before them (nothing
  * when fusion is off); fills the slots' fuse_* and fused_into. */
 void plan_fuse(st_plan *p);
+/* Lets the inputs of channel concatenations be written straight into their
+ * part of the output (once steps, lifetimes and pins are known, before the
+ * memory is planned): their tensors become parts of the output's
+ * (plan_tensor.parent) and the concatenation's step is elided. */
+void plan_concat_in_place(st_plan *p);
 /* Whether fusion is on for this plan: st_plan_options.no_fusion off, not
  * STRATA_FUSE=0, and layer outputs not kept for inspection. */
 bool plan_fusion_enabled(const st_plan *p);

@@ -157,6 +157,7 @@ add_tensor(st_plan *p, const st_shape *shape, st_layout layout)
 	int64_t bytes = st_shape_bytes(shape);
 	t->bytes = bytes > 0 ? (size_t)bytes : 0;
 	t->first = t->last = -1;
+	t->parent = -1;
 	return p->n_tensors++;
 }
 
@@ -288,6 +289,8 @@ plan_memory(st_plan *p)
 	size_t top = 0;
 	for (int k = 0; k < n; k++) {
 		plan_tensor *t = &p->tensors[order[k]];
+		if (t->parent >= 0)
+			continue; /* placed with its parent, below */
 		if (t->pinned)
 			t->first = 0, t->last = p->n_steps;
 		if (t->first < 0)
@@ -314,12 +317,17 @@ plan_memory(st_plan *p)
 			top = offset + size;
 	}
 	p->arena_bytes = top;
+	for (int i = 0; i < n; i++) {
+		plan_tensor *t = &p->tensors[i];
+		if (t->parent >= 0)
+			t->offset = p->tensors[t->parent].offset + t->parent_offset;
+	}
 	/* The lower bound: the most bytes alive at any one step. */
 	size_t bound = 0;
 	for (int s = 0; s <= p->n_steps; s++) {
 		size_t live = 0;
 		for (int i = 0; i < n; i++) {
-			if (p->tensors[i].first <= s && p->tensors[i].last >= s)
+			if (p->tensors[i].parent < 0 && p->tensors[i].first <= s && p->tensors[i].last >= s)
 				live += align_up(p->tensors[i].bytes ? p->tensors[i].bytes : 1);
 		}
 		if (live > bound)
@@ -584,6 +592,8 @@ plan_build(st_plan *p, st_diag *d)
 			}
 		}
 	}
+	if (plan_fusion_enabled(p))
+		plan_concat_in_place(p);
 	p->ran = false;
 	plan_memory(p);
 	place_tensors(p);
@@ -814,6 +824,8 @@ st_plan_describe(const st_plan *p, st_buf *out)
 				st_buf_printf(out, " + %s", p->slots[s->slot->fuse_add].layer->name);
 			if (s->act_slot)
 				st_buf_printf(out, " + %s", s->act_slot->layer->act.type->desc->name);
+			if (s->elided)
+				st_buf_printf(out, ", in place (its inputs wrote their parts)");
 			if (s->L.scratch_bytes)
 				st_buf_printf(out, ", scratch %zu B", s->L.scratch_bytes);
 			st_buf_putc(out, '\n');

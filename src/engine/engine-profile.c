@@ -70,7 +70,7 @@ step_bytes(const st_plan *p, int i)
 	double b = 0;
 	if (s->kind == ST_STEP_CONVERT)
 		return (double)p->tensors[s->src].bytes + (double)p->tensors[s->dst].bytes;
-	if (s->kind != ST_STEP_LAYER)
+	if (s->kind != ST_STEP_LAYER || s->elided)
 		return 0;
 	for (int k = 0; k < s->n_in; k++)
 		if (s->in[k] >= 0)
@@ -80,6 +80,19 @@ step_bytes(const st_plan *p, int i)
 	for (int w = 0; w < s->slot->n_weights; w++)
 		b += (double)st_shape_elements(&s->slot->weight_desc[w].shape) * 4.0;
 	return b;
+}
+
+/* Whether tensor id is the first written of its parent's parts. */
+static bool
+first_part(const st_plan *p, int id)
+{
+	const plan_tensor *t = &p->tensors[id];
+	for (int j = 0; j < p->n_tensors; j++) {
+		const plan_tensor *o = &p->tensors[j];
+		if (j != id && o->parent == t->parent && (o->first < t->first || (o->first == t->first && j < id)))
+			return false;
+	}
+	return true;
 }
 
 /* Memory of step i: what it allocates (its outputs), frees (tensors read
@@ -94,13 +107,24 @@ step_memory(const st_plan *p, int i, int64_t *allocated, int64_t *freed, int64_t
 	for (int k = 0; k < n; k++) {
 		if (ids[k] < 0)
 			continue;
-		*allocated += (int64_t)p->tensors[ids[k]].bytes;
-		if (p->tensors[ids[k]].pinned)
-			*persistent += (int64_t)p->tensors[ids[k]].bytes;
+		/* A part of a concatenation's output (written in place) allocates
+		 * that output where the first part is written, and the output is
+		 * no allocation at the concatenation. */
+		const plan_tensor *t = &p->tensors[ids[k]];
+		if (t->parent >= 0) {
+			if (!first_part(p, ids[k]))
+				continue;
+			t = &p->tensors[t->parent];
+		} else if (p->steps[i].kind == ST_STEP_LAYER && p->steps[i].elided) {
+			continue;
+		}
+		*allocated += (int64_t)t->bytes;
+		if (t->pinned)
+			*persistent += (int64_t)t->bytes;
 	}
 	for (int t = 0; t < p->n_tensors; t++) {
 		const plan_tensor *pt = &p->tensors[t];
-		if (pt->pinned)
+		if (pt->pinned || pt->parent >= 0)
 			continue;
 		if (pt->last == i)
 			*freed += (int64_t)pt->bytes;

@@ -336,3 +336,132 @@ Test(fusion, add_operand_computed_later_is_not_fused_early)
 		ST_FORMAT_FP32_NCHW, 1, 1e-5);
 	free(text);
 }
+
+/* ---- concatenations written in place ---- */
+
+/* Runs script fused and unfused on the same weights and an input of
+ * `shape` (NULL: the model's), checks that every output agrees and returns
+ * the fused plan's listing (caller frees). */
+static char *
+check_outputs(const char *script, const char *shape, int threads)
+{
+	st_session *s = model(script);
+	st_plan *fused = compile(s, ST_FORMAT_FP32_NCHW, threads, true);
+	st_plan *plain = compile(s, ST_FORMAT_FP32_NCHW, threads, false);
+	bind_random(fused, 21);
+	bind_random(plain, 21);
+	st_shape in = shape ? test_shape(shape) : *st_plan_input_shape(plain, 0);
+	feed(fused, &in, 4);
+	feed(plain, &in, 4);
+	for (int o = 0; o < st_plan_output_count(plain); o++) {
+		int64_t n, m;
+		float *y = run_output(fused, o, &n), *want = run_output(plain, o, &m);
+		cr_assert_eq(n, m);
+		assert_agree(y, want, n, 1e-6, st_plan_output_name(plain, o));
+		free(y);
+		free(want);
+	}
+	char *text = describe(fused);
+	st_plan_free(fused);
+	st_plan_free(plain);
+	st_session_free(s);
+	return text;
+}
+
+/* Two convolutions (one with a relu) into a channel concatenation, then a
+ * convolution of it; optionally the second part read again afterwards. */
+#define CONCAT_HEAD                                                                                  \
+	"add input data; set data dims 6x8x8;"                                                           \
+	"add convolution a; set a num_output 4; set a kernel 1x1; connect data a;"                       \
+	"add convolution b; set b num_output 3; set b kernel 3x3; set b padding same; activation b relu;" \
+	"connect data b;"                                                                                \
+	"add concatenation cat; connect a cat; connect b cat;"                                           \
+	"add convolution c; set c num_output 3; set c kernel 1x1; connect cat c;"
+
+Test(fusion, concatenation_written_in_place)
+{
+	static const char *const scripts[] = {
+		CONCAT_HEAD "add output out; connect c out",
+		/* b's part is read again after the concatenation. */
+		CONCAT_HEAD "add elementwise sum; set sum operation add; connect c sum; connect b sum;"
+		            "add output out; connect sum out",
+		/* The concatenation is a network output itself. */
+		CONCAT_HEAD "add output out; connect c out; add output whole; connect cat whole",
+	};
+	for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+		for (int threads = 1; threads <= 2; threads++) {
+			char *text = check_outputs(scripts[i], NULL, threads);
+			cr_assert(strstr(text, "cat                      concatenation, fp32-nchw, in place") != NULL,
+			          "script %zu: %s", i, text);
+			free(text);
+		}
+	}
+}
+
+Test(fusion, concatenation_copied_where_parts_cannot_be_written_in_place)
+{
+	static const struct {
+		const char *script, *shape, *why;
+	} cases[] = {
+		{ CONCAT_HEAD "add output out; connect c out", "2x6x8x8", "two samples: a part is not one run" },
+		{ "add input data; set data dims 4x8x8;"
+		  "add convolution a; set a num_output 4; set a kernel 1x1; connect data a;"
+		  "add concatenation cat; connect data cat; connect a cat; add output out; connect cat out",
+		  NULL, "a network input is a part" },
+		{ "add input data; set data dims 4x8x8;"
+		  "add convolution a; set a num_output 4; set a kernel 1x1; connect data a;"
+		  "add concatenation cat; connect a cat; connect a cat; add output out; connect cat out",
+		  NULL, "the same tensor twice" },
+		{ "add input data; set data dims 4x8x8;"
+		  "add convolution a; set a num_output 4; set a kernel 1x1; connect data a;"
+		  "add convolution b; set b num_output 4; set b kernel 1x1; connect data b;"
+		  "add concatenation cat; set cat axis 2; connect a cat; connect b cat; add output out; connect cat out",
+		  NULL, "along rows: a part is not one run" },
+		{ "add input data; set data dims 4x3x3;"
+		  "add convolution a; set a num_output 5; set a kernel 1x1; connect data a;"
+		  "add convolution b; set b num_output 4; set b kernel 1x1; connect data b;"
+		  "add concatenation cat; connect a cat; connect b cat; add output out; connect cat out",
+		  NULL, "the second part would start off the alignment" },
+		{ CONCAT_HEAD "add output out; connect c out; add output braw; connect b braw", NULL,
+		  "a part is a network output" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *text = check_outputs(cases[i].script, cases[i].shape, 1);
+		cr_assert(strstr(text, "in place") == NULL, "%s: %s", cases[i].why, text);
+		free(text);
+	}
+}
+
+/* The profile's memory table: the first part written allocates the whole
+ * output, the other parts and the concatenation nothing. */
+Test(fusion, concatenation_in_place_memory_rows)
+{
+	st_session *s = model(CONCAT_HEAD "add output out; connect c out");
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1, true);
+	bind_random(p, 2);
+	feed(p, st_plan_input_shape(p, 0), 3);
+	st_report r;
+	memset(&r, 0, sizeof r);
+	st_diag d;
+	st_diag_init(&d);
+	setenv("STRATA_COUNTERS", "off", 1);
+	cr_assert_eq(st_plan_profile(p, 2, &r, &d), 0, "%s", d.count ? d.items[0].text : "");
+	static const struct {
+		const char *name;
+		int64_t allocated;
+	} want[] = { { "a", 7 * 8 * 8 * 4 }, { "b", 0 }, { "cat", 0 }, { "c", 3 * 8 * 8 * 4 } };
+	for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+		const st_report_layer *l = NULL;
+		for (int i = 0; i < r.n_layers; i++) {
+			if (strcmp(r.layers[i].name, want[w].name) == 0)
+				l = &r.layers[i];
+		}
+		cr_assert_not_null(l, "no row for %s", want[w].name);
+		cr_assert_eq(l->mem_allocated, want[w].allocated, "%s allocates %lld", want[w].name,
+		             (long long)l->mem_allocated);
+	}
+	st_report_free(&r);
+	st_diag_free(&d);
+	st_plan_free(p);
+	st_session_free(s);
+}
