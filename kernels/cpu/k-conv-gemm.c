@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "k-conv-gemm.h"
+#include "k-int.h"
 
 enum { SRC_DIRECT, SRC_PHASED, SRC_POINTWISE, SRC_SHIFTED, SRC_IM2COL };
 
@@ -77,36 +78,6 @@ typedef struct gplan {
 	size_t off_floats, a_floats, b_floats, slot_floats;
 } gplan;
 
-static int64_t
-min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
-static int64_t
-max64(int64_t a, int64_t b)
-{
-	return a > b ? a : b;
-}
-
-static int64_t
-div_up(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
-
-static int64_t
-round_up(int64_t a, int64_t b)
-{
-	return div_up(a, b) * b;
-}
-
-static size_t
-line_floats(int64_t floats)
-{
-	return (size_t)round_up(floats, 16);
-}
-
 /* The positions a block of `rows` output rows spans in padded-row counting. */
 static int64_t
 shifted_positions(const gplan *p, int64_t rows)
@@ -125,15 +96,8 @@ block_span(const gplan *p, int64_t b, int64_t *lo, int64_t *hi)
 		*hi = u1;
 	} else {
 		*lo = u0 * p->kr->nr;
-		*hi = min64(u1 * p->kr->nr, p->g.out_size);
+		*hi = k_min64(u1 * p->kr->nr, p->g.out_size);
 	}
-}
-
-/* floor(a / b) for b > 0. */
-static int64_t
-div_down(int64_t a, int64_t b)
-{
-	return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
 
 /* Where tap k of axis a (1 rows, 2 columns) reads, relative to the output
@@ -142,7 +106,7 @@ static void
 tap_phase(const k_geometry *g, int a, int64_t k, int64_t *shift, int64_t *phase)
 {
 	int64_t reach = k * g->dilation[a] - g->pad[a];
-	*shift = div_down(reach, g->stride[a]);
+	*shift = k_div_down(reach, g->stride[a]);
 	*phase = reach - *shift * g->stride[a];
 }
 
@@ -201,71 +165,71 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 	if (p->source == SRC_SHIFTED) {
 		p->wp = g->out[2] + (g->kernel[2] - 1) * g->dilation[2];
 		extra = (g->kernel[1] - 1) * g->dilation[1];
-		most = target / max64(cg * p->wp, 1) - extra;
+		most = target / k_max64(cg * p->wp, 1) - extra;
 		unit_positions = p->wp;
 	} else if (p->source == SRC_PHASED) {
 		int64_t shift, phase;
 		tap_phase(g, 1, 0, &shift, &phase);
 		extra = -shift;
 		p->phases = g->stride[1] * g->stride[2];
-		most = target / max64(cg * p->phases * g->out[2], 1) - extra;
+		most = target / k_max64(cg * p->phases * g->out[2], 1) - extra;
 		unit_positions = g->out[2];
 	} else {
-		most = target / max64((p->source == SRC_IM2COL ? p->depth : cg) * nr, 1);
+		most = target / k_max64((p->source == SRC_IM2COL ? p->depth : cg) * nr, 1);
 		unit_positions = nr;
 	}
-	p->units = by_rows ? g->out[1] : div_up(g->out_size, nr);
+	p->units = by_rows ? g->out[1] : k_div_up(g->out_size, nr);
 	int64_t planes = g->batch * g->groups;
-	int64_t parts = planes < threads ? div_up(threads, planes) : 1;
+	int64_t parts = planes < threads ? k_div_up(threads, planes) : 1;
 	bool split_channels = false;
 	/* Cutting a plane pays while each piece keeps two register tiles;
 	 * below that the threads share the output channels instead. */
-	if (parts > 1 && div_up(p->units, parts) * unit_positions < 2 * nr) {
+	if (parts > 1 && k_div_up(p->units, parts) * unit_positions < 2 * nr) {
 		parts = 1;
 		split_channels = true;
 	}
-	int64_t per_part = div_up(p->units, parts);
-	p->blocks = max64(1, min64(p->units, div_up(per_part, max64(most, 1)) * parts));
-	p->block = div_up(p->units, p->blocks); /* the largest block, in units */
+	int64_t per_part = k_div_up(p->units, parts);
+	p->blocks = k_max64(1, k_min64(p->units, k_div_up(per_part, k_max64(most, 1)) * parts));
+	p->block = k_div_up(p->units, p->blocks); /* the largest block, in units */
 	if (p->source == SRC_SHIFTED) {
 		p->span = p->block + extra;
 		p->pitch = p->span * p->wp;
 		/* Reads run up to a register tile past the last position. */
-		p->b_floats = line_floats(cg * p->pitch + nr + 16);
+		p->b_floats = k_line_floats(cg * p->pitch + nr + 16);
 		if (cg * p->pitch + nr + 16 > INT32_MAX)
 			return false;
 	} else if (p->source == SRC_PHASED) {
 		p->span = p->block + extra;
 		p->pitch = p->span * g->out[2];
-		p->b_floats = line_floats(cg * p->phases * p->pitch);
+		p->b_floats = k_line_floats(cg * p->phases * p->pitch);
 	} else if (p->source == SRC_DIRECT) {
 		p->b_floats = 0;
 	} else if (p->source == SRC_POINTWISE) {
 		/* The last register tile of a plane comes packed from a copy. */
-		p->b_floats = line_floats(p->depth * nr);
+		p->b_floats = k_line_floats(p->depth * nr);
 		if (cg * g->in_size > INT32_MAX)
 			return false;
 	} else {
 		p->pitch = p->block * nr;
-		p->b_floats = line_floats(p->depth * p->pitch + nr + 16);
+		p->b_floats = k_line_floats(p->depth * p->pitch + nr + 16);
 		if (p->depth * p->pitch + nr + 16 > INT32_MAX)
 			return false;
 	}
 	p->mblocks = 1;
 	p->mblock = g->out_per_group;
 	if (split_channels || planes * p->blocks < threads) {
-		int64_t want = div_up(threads, planes * p->blocks);
-		p->mblocks = max64(1, min64(want, div_up(g->out_per_group, mr)));
+		int64_t want = k_div_up(threads, planes * p->blocks);
+		p->mblocks = k_max64(1, k_min64(want, k_div_up(g->out_per_group, mr)));
 	}
-	p->mblock = round_up(div_up(g->out_per_group, p->mblocks), mr);
-	p->mblocks = div_up(g->out_per_group, p->mblock);
+	p->mblock = k_round_up(k_div_up(g->out_per_group, p->mblocks), mr);
+	p->mblocks = k_div_up(g->out_per_group, p->mblock);
 	p->tasks = planes * p->blocks * p->mblocks;
 	/* int32 offsets (direct: the taps' row and column shifts; phased: and
 	 * their phases' places), as many as floats */
-	p->off_floats = line_floats(p->source == SRC_DIRECT   ? 2 * g->kernel_size
+	p->off_floats = k_line_floats(p->source == SRC_DIRECT   ? 2 * g->kernel_size
 	                            : p->source == SRC_PHASED ? 3 * g->kernel_size
 	                                                      : p->depth);
-	p->a_floats = packed ? 0 : line_floats(p->mblock * p->depth);
+	p->a_floats = packed ? 0 : k_line_floats(p->mblock * p->depth);
 	p->slot_floats = p->off_floats + p->a_floats + p->b_floats;
 	return true;
 }
@@ -286,10 +250,10 @@ tile_use(const k_geometry *g, const k_gemm_kernel *kr)
 		int64_t positions = p.source == SRC_SHIFTED  ? shifted_positions(&p, hi - lo)
 		                    : p.source == SRC_PHASED ? (hi - lo) * g->out[2]
 		                                             : hi - lo;
-		computed += (double)round_up(positions, kr->nr);
+		computed += (double)k_round_up(positions, kr->nr);
 	}
 	return (double)g->out_size / computed * (double)g->out_per_group /
-	       (double)round_up(g->out_per_group, kr->mr);
+	       (double)k_round_up(g->out_per_group, kr->mr);
 }
 
 /* Level isa's kernel for this convolution: its narrow variant when that
@@ -378,7 +342,7 @@ swap_chosen(const k_geometry *g)
 static double
 product_use(const k_gemm_kernel *kr, int64_t m, int64_t n)
 {
-	return (double)m * (double)n / ((double)round_up(m, kr->mr) * (double)round_up(n, kr->nr));
+	return (double)m * (double)n / ((double)k_round_up(m, kr->mr) * (double)k_round_up(n, kr->nr));
 }
 
 /* Level isa's kernel for the swapped product: the few-rows variant unless
@@ -417,26 +381,26 @@ swap_padded(const k_geometry *g)
 static size_t
 swap_b_floats(const k_geometry *g)
 {
-	return line_floats((g->out_per_group + SWAP_MAX_NR) * g->in_per_group * g->kernel_size);
+	return k_line_floats((g->out_per_group + SWAP_MAX_NR) * g->in_per_group * g->kernel_size);
 }
 
 static size_t
 swap_pad_floats(const k_geometry *g)
 {
-	return swap_padded(g) ? line_floats(g->in_per_group * swap_extent(g, 1) * swap_extent(g, 2)) : 0;
+	return swap_padded(g) ? k_line_floats(g->in_per_group * swap_extent(g, 1) * swap_extent(g, 2)) : 0;
 }
 
 static size_t
 swap_a_floats(const k_geometry *g)
 {
-	return line_floats((g->out_size + SWAP_MAX_MR) * g->in_per_group * g->kernel_size);
+	return k_line_floats((g->out_size + SWAP_MAX_MR) * g->in_per_group * g->kernel_size);
 }
 
 /* C^T with its rows and columns rounded up to whole tiles. */
 static size_t
 swap_c_floats(const k_geometry *g)
 {
-	return line_floats((g->out_size + SWAP_MAX_MR) * (g->out_per_group + SWAP_MAX_NR));
+	return k_line_floats((g->out_size + SWAP_MAX_MR) * (g->out_per_group + SWAP_MAX_NR));
 }
 
 static size_t
@@ -481,7 +445,7 @@ pack_positions(const k_geometry *g, int mr, const float *src, int64_t pitch, int
                float *panel)
 {
 	int64_t wo = g->out[2], taps = g->kernel_size;
-	int live = (int)min64(mr, g->out_size - p0);
+	int live = (int)k_min64(mr, g->out_size - p0);
 	int64_t at[SWAP_MAX_MR], off[SWAP_MAX_MR];
 	assert(mr <= SWAP_MAX_MR);
 	bool run = true;
@@ -541,7 +505,7 @@ swap_pad_range(void *arg, int64_t c0, int64_t c1)
 	const swap_args *s = arg;
 	const k_geometry *g = s->g;
 	int64_t hp = swap_extent(g, 1), top = g->pad[1], left = g->pad[2];
-	int64_t copy = max64(0, min64(g->in[2], s->pitch - left));
+	int64_t copy = k_max64(0, k_min64(g->in[2], s->pitch - left));
 	for (int64_t c = c0; c < c1; c++) {
 		float *dst = s->padded + c * s->plane;
 		for (int64_t r = 0; r < hp; r++, dst += s->pitch) {
@@ -550,7 +514,7 @@ swap_pad_range(void *arg, int64_t c0, int64_t c1)
 				memset(dst, 0, (size_t)s->pitch * sizeof *dst);
 				continue;
 			}
-			memset(dst, 0, (size_t)min64(left, s->pitch) * sizeof *dst);
+			memset(dst, 0, (size_t)k_min64(left, s->pitch) * sizeof *dst);
 			memcpy(dst + left, s->x + c * g->in_size + ih * g->in[2], (size_t)copy * sizeof *dst);
 			memset(dst + left + copy, 0, (size_t)(s->pitch - left - copy) * sizeof *dst);
 		}
@@ -609,7 +573,7 @@ swap_block(const swap_args *s, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 	const k_geometry *g = s->g;
 	const k_gemm_kernel *kr = s->kr;
 	int64_t mr = kr->mr, nr = kr->nr, k = g->in_per_group * g->kernel_size;
-	int64_t kc = div_up(k, div_up(k, kr->kc)), ld = s->ct_ld;
+	int64_t kc = k_div_up(k, k_div_up(k, kr->kc)), ld = s->ct_ld;
 	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
 	if (kc == k) {
 		/* One depth block: the B panel outside, so that a run of tiles
@@ -618,26 +582,26 @@ swap_block(const swap_args *s, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 		 * partial lines cost more than the product of a shallow layer). */
 		k_tile t = { .depth = k, .c = buf, .ldc = nr };
 		for (int64_t j = j0; j < j1; j += nr) {
-			int cols = (int)min64(nr, j1 - j);
+			int cols = (int)k_min64(nr, j1 - j);
 			t.b = s->b + j / nr * k * nr;
 			for (int64_t i = i0; i < i1; i += mr) {
 				t.a = s->a + i / mr * k * mr;
 				kr->tile(&t);
-				store_transposed(s, buf, nr, (int)min64(mr, i1 - i), cols, i, j);
+				store_transposed(s, buf, nr, (int)k_min64(mr, i1 - i), cols, i, j);
 			}
 		}
 		return;
 	}
 	for (int64_t pc = 0; pc < k; pc += kc) {
 		bool first = pc == 0, last = pc + kc >= k;
-		k_tile t = { .depth = min64(kc, k - pc), .load_c = !first };
+		k_tile t = { .depth = k_min64(kc, k - pc), .load_c = !first };
 		for (int64_t jc = j0; jc < j1; jc += kr->nc) {
-			int64_t jend = min64(jc + kr->nc, j1);
+			int64_t jend = k_min64(jc + kr->nc, j1);
 			for (int64_t i = i0; i < i1; i += mr) {
-				int rows = (int)min64(mr, i1 - i);
+				int rows = (int)k_min64(mr, i1 - i);
 				t.a = s->a + i / mr * k * mr + pc * mr;
 				for (int64_t j = jc; j < jend; j += nr) {
-					int cols = (int)min64(nr, jend - j);
+					int cols = (int)k_min64(nr, jend - j);
 					t.b = s->b + j / nr * k * nr + pc * nr;
 					if (first && last) {
 						t.c = buf;
@@ -664,16 +628,16 @@ swap_gemm_range(void *arg, int64_t c0, int64_t c1)
 	for (int64_t c = c0; c < c1; c++) {
 		int64_t q0 = c * s->panels / s->chunks, q1 = (c + 1) * s->panels / s->chunks;
 		if (s->split == SPLIT_ROWS) {
-			swap_block(s, q0 * mr, min64(q1 * mr, g->out_size), 0, g->out_per_group);
+			swap_block(s, q0 * mr, k_min64(q1 * mr, g->out_size), 0, g->out_per_group);
 		} else if (s->split == SPLIT_COLUMNS) {
-			swap_block(s, 0, g->out_size, q0 * nr, min64(q1 * nr, g->out_per_group));
+			swap_block(s, 0, g->out_size, q0 * nr, k_min64(q1 * nr, g->out_per_group));
 		} else {
 			/* Tiles q0.. q1 - 1 counted down each column panel: one run of
 			 * row panels per column panel. */
 			for (int64_t q = q0; q < q1;) {
-				int64_t j = q / s->a_panels, i = q % s->a_panels, end = min64(q1 - q, s->a_panels - i);
-				swap_block(s, i * mr, min64((i + end) * mr, g->out_size), j * nr,
-				           min64((j + 1) * nr, g->out_per_group));
+				int64_t j = q / s->a_panels, i = q % s->a_panels, end = k_min64(q1 - q, s->a_panels - i);
+				swap_block(s, i * mr, k_min64((i + end) * mr, g->out_size), j * nr,
+				           k_min64((j + 1) * nr, g->out_per_group));
 				q += end;
 			}
 		}
@@ -685,7 +649,7 @@ swap_gemm_range(void *arg, int64_t c0, int64_t c1)
 static double
 balance(int64_t panels, int threads)
 {
-	return (double)panels / (double)(div_up(panels, threads) * threads);
+	return (double)panels / (double)(k_div_up(panels, threads) * threads);
 }
 
 /* The swapped path (one group): b_packed from k_conv_gemm_pack, or NULL to
@@ -710,9 +674,9 @@ swap_run(const k_geometry *g, const k_gemm_kernel *kr, const float *x, const flo
 	}
 	s.a = next + swap_pad_floats(g);
 	s.ct = s.a + swap_a_floats(g);
-	s.ct_ld = round_up(g->out_per_group, kr->nr);
-	s.a_panels = div_up(g->out_size, kr->mr);
-	s.b_panels = div_up(g->out_per_group, kr->nr);
+	s.ct_ld = k_round_up(g->out_per_group, kr->nr);
+	s.a_panels = k_div_up(g->out_size, kr->mr);
+	s.b_panels = k_div_up(g->out_per_group, kr->nr);
 	double work = (double)g->out_size * (double)g->out_per_group * (double)g->in_per_group * (double)g->kernel_size;
 	if (work < 262144.0)
 		threads = 1;
@@ -731,7 +695,7 @@ swap_run(const k_geometry *g, const k_gemm_kernel *kr, const float *x, const flo
 		s.split = rows > columns ? SPLIT_ROWS : SPLIT_COLUMNS;
 		s.panels = s.split == SPLIT_ROWS ? s.a_panels : s.b_panels;
 	}
-	s.chunks = min64(threads, s.panels);
+	s.chunks = k_min64(threads, s.panels);
 	for (int64_t n = 0; n < g->batch; n++) {
 		s.x = x + n * g->in_channels * g->in_size;
 		s.y = y + n * g->out_channels * g->out_size;
@@ -748,15 +712,6 @@ k_conv_gemm_fits(const k_geometry *g)
 {
 	gplan p;
 	return g->in_per_group > 0 && gplan_make(g, k_gemm_kernel_now(), 1, false, &p);
-}
-
-static int
-threads_used(int slots, const st_exec_ctx *ctx)
-{
-	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
-	if (threads > slots)
-		threads = slots;
-	return threads < 1 ? 1 : threads;
 }
 
 size_t
@@ -813,7 +768,7 @@ pack_filters(const k_geometry *g, const k_gemm_kernel *kr, bool tap_major, const
 	}
 	for (int64_t i = m0; i < m1; i += mr) {
 		float *panel = dst + (i - m0) / mr * depth * mr;
-		int64_t live = min64(mr, m1 - i);
+		int64_t live = k_min64(mr, m1 - i);
 		for (int64_t t = 0; t < g->kernel_size; t++)
 			for (int64_t c = 0; c < g->in_per_group; c++) {
 				float *step = panel + (t * g->in_per_group + c) * mr;
@@ -861,7 +816,7 @@ pad_rows(const gplan *p, const float *x, int64_t r0, float *dst)
 {
 	const k_geometry *g = &p->g;
 	int64_t w = g->in[2], left = g->pad[2];
-	int64_t copy = min64(w, p->wp - left); /* the input columns that land inside */
+	int64_t copy = k_min64(w, p->wp - left); /* the input columns that land inside */
 	for (int64_t c = 0; c < g->in_per_group; c++) {
 		const float *plane = x + c * g->in_size;
 		for (int64_t r = 0; r < p->span; r++) {
@@ -871,7 +826,7 @@ pad_rows(const gplan *p, const float *x, int64_t r0, float *dst)
 				memset(row, 0, (size_t)p->wp * sizeof *row);
 				continue;
 			}
-			memset(row, 0, (size_t)min64(left, p->wp) * sizeof *row);
+			memset(row, 0, (size_t)k_min64(left, p->wp) * sizeof *row);
 			memcpy(row + left, plane + ih * w, (size_t)copy * sizeof *row);
 			memset(row + left + copy, 0, (size_t)(p->wp - left - copy) * sizeof *row);
 		}
@@ -947,7 +902,7 @@ phase_rows(const gplan *p, const float *x, int64_t r0, float *dst)
 			if (!used)
 				continue;
 			/* The output columns whose input column lies inside. */
-			int64_t inside = px < g->in[2] ? min64(wo, div_up(g->in[2] - px, sx)) : 0;
+			int64_t inside = px < g->in[2] ? k_min64(wo, k_div_up(g->in[2] - px, sx)) : 0;
 			for (int64_t c = 0; c < g->in_per_group; c++) {
 				float *plane = dst + (c * p->phases + py * sx + px) * p->pitch;
 				for (int64_t r = 0; r < p->span; r++) {
@@ -991,7 +946,7 @@ store_shifted(const gplan *p, const k_tile *t, int rows, int64_t p0, int64_t col
 	kr->tile(&u);
 	for (int64_t q = p0; q < p0 + cols;) {
 		int64_t row = q / p->wp, col = q % p->wp;
-		int64_t end = min64(p0 + cols, row * p->wp + wo);
+		int64_t end = k_min64(p0 + cols, row * p->wp + wo);
 		if (col < wo) {
 			const float *src = buf + (q - p0);
 			float *dst = out + (r0 + row) * wo + col;
@@ -1056,11 +1011,11 @@ direct_block(const gplan *p, const float *a_base, const float *x, const float *b
 		t.w = g->out[2];
 	}
 	for (int64_t i = m0; i < m1; i += mr) {
-		int rows = (int)min64(mr, m1 - i);
+		int rows = (int)k_min64(mr, m1 - i);
 		t.a = a_base + (i - m0) / mr * p->depth * mr;
 		for (int64_t q = 0; q < positions; q += nr) {
 			t.p = first + q;
-			t.cols = (int)min64(nr, positions - q);
+			t.cols = (int)k_min64(nr, positions - q);
 			if (rows == mr) {
 				t.c = out + i * g->out_size + first + q;
 				t.ldc = g->out_size;
@@ -1109,7 +1064,7 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 		int64_t mb = t % p->mblocks, field = t / p->mblocks;
 		int64_t blk = field % p->blocks, plane = field / p->blocks;
 		int64_t n = plane / g->groups, grp = plane % g->groups;
-		int64_t m0 = mb * p->mblock, m1 = min64(m0 + p->mblock, g->out_per_group);
+		int64_t m0 = mb * p->mblock, m1 = k_min64(m0 + p->mblock, g->out_per_group);
 		const float *x = a->x + (n * g->in_channels + grp * g->in_per_group) * g->in_size;
 		float *out = a->y + (n * g->out_channels + grp * g->out_per_group) * g->out_size;
 		const float *bias = a->bias ? a->bias + grp * g->out_per_group : NULL;
@@ -1175,12 +1130,12 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 		have_b = field;
 		bool dense = p->source != SRC_SHIFTED || p->wp == g->out[2];
 		for (int64_t i = m0; i < m1; i += mr) {
-			int rows = (int)min64(mr, m1 - i);
+			int rows = (int)k_min64(mr, m1 - i);
 			k_tile tile = { .depth = depth, .a = a_base + (i - m0) / mr * depth * mr, .b_offsets = off,
 				        .clamp = a->clamp, .lo = a->lo, .hi = a->hi };
 			const float *row_bias = bias ? bias + i : NULL;
 			for (int64_t q = 0; q < positions; q += nr) {
-				int cols = (int)min64(nr, positions - q);
+				int cols = (int)k_min64(nr, positions - q);
 				tile.b = b_base + q;
 				tile.b_offsets = off;
 				if (tail_packed && cols < nr) {
@@ -1233,11 +1188,11 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
 		       h->depth == g->in_per_group * g->kernel_size && swap_possible(g));
 		kr = k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr);
 		assert(kr != NULL);
-		swap_run(g, kr, x, weights, (const float *)(h + 1), bias, y, scratch, threads_used(slots, ctx), post, ctx);
+		swap_run(g, kr, x, weights, (const float *)(h + 1), bias, y, scratch, k_threads_used(slots, ctx), post, ctx);
 		return swap_posts(post);
 	}
 	if (h == NULL && swap_chosen(g)) {
-		swap_run(g, swap_kernel(g, k_cpu_isa()), x, weights, NULL, bias, y, scratch, threads_used(slots, ctx),
+		swap_run(g, swap_kernel(g, k_cpu_isa()), x, weights, NULL, bias, y, scratch, k_threads_used(slots, ctx),
 		         post, ctx);
 		return swap_posts(post);
 	}
@@ -1252,7 +1207,7 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
 	} else {
 		kr = conv_kernel(g, k_cpu_isa());
 	}
-	int threads = threads_used(slots, ctx);
+	int threads = k_threads_used(slots, ctx);
 	gplan p;
 	bool ok = gplan_make(g, kr, threads, h != NULL, &p);
 	assert(ok);
@@ -1267,7 +1222,7 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
 	if (posted)
 		a.clamp = k_post_clamp(post, &a.lo, &a.hi);
 	a.post = posted && !a.clamp ? post : NULL;
-	a.chunks = min64(p.tasks, threads);
+	a.chunks = k_min64(p.tasks, threads);
 	k_parallel_for(ctx, a.chunks, 1, gemm_chunks, &a);
 	return posted;
 }

@@ -12,6 +12,7 @@
 #include "k-conv-gemm.h"
 #include "k-nn.h"
 #include "k-winograd.h"
+#include "k-int.h"
 
 void
 k_geometry_expand(const k_window *w, k_geometry *g)
@@ -135,19 +136,6 @@ slot_round(int64_t floats)
 	return (size_t)((floats + 15) / 16 * 16);
 }
 
-/* ceil(a / b) for b > 0 and any a. */
-static int64_t
-div_up(int64_t a, int64_t b)
-{
-	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
-static int64_t
-clamp64(int64_t v, int64_t lo, int64_t hi)
-{
-	return v < lo ? lo : v > hi ? hi : v;
-}
-
 /*
  * Along a row of `run` positions whose first maps to coordinate start and
  * each next one `step` further, the positions t in [*lo, *hi) land inside
@@ -156,8 +144,8 @@ clamp64(int64_t v, int64_t lo, int64_t hi)
 static void
 row_inside(int64_t start, int64_t step, int64_t size, int64_t run, int64_t *lo, int64_t *hi)
 {
-	*lo = clamp64(div_up(-start, step), 0, run);
-	*hi = clamp64(div_up(size - start, step), *lo, run);
+	*lo = k_clamp64(k_div_up(-start, step), 0, run);
+	*hi = k_clamp64(k_div_up(size - start, step), *lo, run);
 }
 
 /* ---- convolution ---- */
@@ -202,7 +190,7 @@ conv_plan_make(const k_window *w, int threads, conv_plan *p)
 	/* Enough tasks for every thread: narrower tiles, then channel blocks. */
 	int64_t planes = g->batch * g->groups;
 	if (planes < threads) {
-		int64_t want = div_up(g->out_size, div_up(threads, planes));
+		int64_t want = k_div_up(g->out_size, k_div_up(threads, planes));
 		want = (want + 15) / 16 * 16;
 		if (want < 32)
 			want = 32;
@@ -212,27 +200,17 @@ conv_plan_make(const k_window *w, int threads, conv_plan *p)
 	if (tile > g->out_size)
 		tile = g->out_size;
 	p->tile = tile;
-	p->tiles = div_up(g->out_size, tile);
+	p->tiles = k_div_up(g->out_size, tile);
 	p->mblocks = 1;
 	if (planes * p->tiles < threads && g->out_per_group >= 32) {
-		p->mblocks = div_up(threads, planes * p->tiles);
+		p->mblocks = k_div_up(threads, planes * p->tiles);
 		if (p->mblocks > g->out_per_group / 16)
 			p->mblocks = g->out_per_group / 16;
 	}
-	p->mblock = div_up(g->out_per_group, p->mblocks);
-	p->mblocks = div_up(g->out_per_group, p->mblock);
+	p->mblock = k_div_up(g->out_per_group, p->mblocks);
+	p->mblocks = k_div_up(g->out_per_group, p->mblock);
 	p->tasks = planes * p->tiles * p->mblocks;
 	p->slot_floats = p->pointwise ? 0 : slot_round(p->rows * p->tile);
-}
-
-/* The threads a run uses: as many as the pool has, up to the slots prepared. */
-static int
-threads_used(int slots, const st_exec_ctx *ctx)
-{
-	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
-	if (threads > slots)
-		threads = slots;
-	return threads < 1 ? 1 : threads;
 }
 
 /* Whether a convolution the fast paths take as a product runs on our own
@@ -473,7 +451,7 @@ k_conv_packed_post(const k_window *w, const float *x, const float *weights, cons
 	if (post != NULL && !post->on)
 		post = NULL;
 	bool posted = false; /* whether the path applied post itself */
-	int threads = threads_used(slots, ctx);
+	int threads = k_threads_used(slots, ctx);
 	conv_plan p;
 	conv_plan_make(w, threads, &p);
 	conv_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .y = y, .scratch = scratch };
@@ -508,7 +486,7 @@ void
 k_conv_im2col(const k_window *w, const float *x, const float *weights, const float *bias, float *y,
               void *scratch, int slots, const st_exec_ctx *ctx)
 {
-	int threads = threads_used(slots, ctx);
+	int threads = k_threads_used(slots, ctx);
 	conv_plan p;
 	conv_plan_make(w, threads, &p);
 	conv_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .y = y, .scratch = scratch };
@@ -547,11 +525,11 @@ deconv_plan_make(const k_window *w, int threads, deconv_plan *p)
 	 * each task owns its output channels, so tasks never add into the same
 	 * element. */
 	int64_t planes = g->batch * g->groups;
-	p->oblocks = planes < threads ? div_up(threads, planes) : 1;
+	p->oblocks = planes < threads ? k_div_up(threads, planes) : 1;
 	if (p->oblocks > g->out_per_group)
 		p->oblocks = g->out_per_group;
-	p->oblock = div_up(g->out_per_group, p->oblocks);
-	p->oblocks = div_up(g->out_per_group, p->oblock);
+	p->oblock = k_div_up(g->out_per_group, p->oblocks);
+	p->oblocks = k_div_up(g->out_per_group, p->oblock);
 	int64_t rows = p->oblock * g->kernel_size;
 	int64_t tile = SLOT_TARGET_BYTES / (rows * (int64_t)sizeof(float)) / 16 * 16;
 	if (tile < 16)
@@ -674,7 +652,7 @@ void
 k_deconv(const k_window *w, const float *x, const float *weights, const float *bias, float *y,
          void *scratch, int slots, const st_exec_ctx *ctx)
 {
-	int threads = threads_used(slots, ctx);
+	int threads = k_threads_used(slots, ctx);
 	deconv_plan p;
 	deconv_plan_make(w, threads, &p);
 	if (p.reference) {

@@ -195,7 +195,7 @@ DW_NAME(dw_lanes)(void *arg, int64_t c0, int64_t c1)
 {
 	const dw_args *a = arg;
 	const k_geometry *g = &a->g;
-	int64_t per_sample = div_up(g->out_channels, L), blocks = g->batch * per_sample;
+	int64_t per_sample = k_div_up(g->out_channels, L), blocks = g->batch * per_sample;
 	for (int64_t c = c0; c < c1; c++) {
 		float *slot = a->scratch + (size_t)c * (size_t)a->lanes.slot_floats;
 		memset(slot, 0, (size_t)a->lanes.buf_floats * sizeof *slot);

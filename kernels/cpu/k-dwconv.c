@@ -11,6 +11,7 @@
 
 #include "k-cpu.h"
 #include "k-nn.h"
+#include "k-int.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -55,18 +56,6 @@ _Static_assert(DW3S2_ROWS == 4, "dw3s2_plane calls its loops with 4, 3, 2 or 1 r
 #define DW_LANES_MOST_WIDTH 20
 #define DW_LANES_TAPS 64
 #define DW_LANES_LEAST_CHANNELS 8
-
-static int64_t
-div_up(int64_t a, int64_t b)
-{
-	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
-static int64_t
-clamp64(int64_t v, int64_t lo, int64_t hi)
-{
-	return v < lo ? lo : v > hi ? hi : v;
-}
 
 /* Whether the window is 2-D (or 1-D): one output depth that reads the one
  * input depth (a padded depth axis would read only padding). */
@@ -204,7 +193,7 @@ dw_lanes_make(const k_geometry *g, dw_lanes_plan *p)
 			most = at > most ? at : most;
 		}
 	}
-	p->stage_pitch = div_up(p->q_end, WIDEST_LANES) * WIDEST_LANES;
+	p->stage_pitch = k_div_up(p->q_end, WIDEST_LANES) * WIDEST_LANES;
 	int64_t positions = p->sh * p->sw * p->rows * p->cols;
 	if (positions < p->stage_pitch + most)
 		positions = p->stage_pitch + most;
@@ -246,10 +235,10 @@ dw_args_make(const k_window *w, dw_args *a)
 	    g->dilation[2] == 1 && (step == 1 || step == 2))
 		a->kind = step == 1 ? DW_3X3_STRIDE1 : DW_3X3_STRIDE2;
 	int64_t reach = (g->kernel[2] - 1) * g->dilation[2];
-	a->lo = clamp64(div_up(pad, step), 0, g->out[2]);
+	a->lo = k_clamp64(k_div_up(pad, step), 0, g->out[2]);
 	int64_t last = g->in[2] - 1 - reach + pad; /* the last ow has ow * step <= last */
 	a->hi = last < 0 ? 0 : last / step + 1;
-	a->hi = clamp64(a->hi, a->lo, g->out[2]);
+	a->hi = k_clamp64(a->hi, a->lo, g->out[2]);
 	a->padded = a->narrow = a->split = false;
 	if (flat(g) && step == 1 && g->stride[1] == 1 && g->out[2] <= DW_NARROW &&
 	    g->kernel[1] * g->kernel[2] <= DW_NARROW_TAPS) {
@@ -280,10 +269,10 @@ dw_args_make(const k_window *w, dw_args *a)
 	int64_t rows = (g->out[1] - 1) * g->stride[1] + (g->kernel[1] - 1) * g->dilation[1] + 1;
 	int64_t out_cols = g->out[2] > WIDEST_LANES ? g->out[2] : WIDEST_LANES;
 	int64_t cols = (out_cols - 1) * step + reach + 1;
-	cols = div_up(cols > pad + g->in[2] ? cols : pad + g->in[2], 16) * 16;
+	cols = k_div_up(cols > pad + g->in[2] ? cols : pad + g->in[2], 16) * 16;
 	a->phase = 0;
 	if (step == 2) {
-		a->phase = div_up(div_up(cols, 2), 16) * 16;
+		a->phase = k_div_up(k_div_up(cols, 2), 16) * 16;
 		cols = 2 * a->phase;
 	}
 	if (rows * cols > DW_COPY_MOST_FLOATS)
@@ -338,12 +327,12 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 	k_geometry_expand(w, g);
 	/* A padded row holds every float the vectors read, whole vectors of the
 	 * widest variant up to the end of the output row included. */
-	int64_t out_cols = div_up(g->out[2], WIDEST_LANES) * WIDEST_LANES;
+	int64_t out_cols = k_div_up(g->out[2], WIDEST_LANES) * WIDEST_LANES;
 	int64_t reads = (out_cols - 1) * g->stride[2] + (g->kernel[2] - 1) * g->dilation[2] + g->stride[2];
 	int64_t row = reads > g->pad[2] + g->in[2] ? reads : g->pad[2] + g->in[2];
-	p->row_floats = div_up(row, 16) * 16;
+	p->row_floats = k_div_up(row, 16) * 16;
 	if (g->stride[2] == 2) {
-		p->phase = div_up(div_up(row, 2), 16) * 16;
+		p->phase = k_div_up(k_div_up(row, 2), 16) * 16;
 		p->row_floats = 2 * p->phase;
 	}
 	int64_t row_bytes = g->in_channels * p->row_floats * (int64_t)sizeof(float);
@@ -354,15 +343,15 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 	p->slot_floats = (size_t)(g->in_channels * p->band_rows * p->row_floats);
 	/* Enough bands for every thread, in a multiple of the threads when
 	 * there is one sample. */
-	int64_t bands = div_up(g->out[1], band);
+	int64_t bands = k_div_up(g->out[1], band);
 	if (g->batch * bands < threads)
-		bands = div_up(threads, g->batch);
+		bands = k_div_up(threads, g->batch);
 	if (g->batch == 1 && threads > 1)
-		bands = div_up(bands, threads) * threads;
+		bands = k_div_up(bands, threads) * threads;
 	if (bands > g->out[1])
 		bands = g->out[1];
-	p->band = div_up(g->out[1], bands);
-	p->bands = div_up(g->out[1], p->band);
+	p->band = k_div_up(g->out[1], bands);
+	p->bands = k_div_up(g->out[1], p->band);
 	p->tasks = g->batch * p->bands;
 }
 
@@ -474,15 +463,6 @@ k_conv_direct_chosen(const k_window *w)
 	return kind;
 }
 
-static int
-threads_used(int slots, const st_exec_ctx *ctx)
-{
-	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
-	if (threads > slots)
-		threads = slots;
-	return threads < 1 ? 1 : threads;
-}
-
 size_t
 k_conv_direct_scratch_bytes(const k_window *w, int slots)
 {
@@ -527,13 +507,13 @@ k_conv_direct_post_with(k_isa isa, const k_window *w, const float *x, const floa
 		int64_t planes = a.g.batch * a.g.out_channels, work = a.g.out_size * a.g.kernel_size;
 		int64_t grain = work >= 16384 ? 1 : 16384 / (work + 1) + 1;
 		if (a.lanes.on && dw_lanes_pays(v->lanes, &a.g)) {
-			int64_t blocks = a.g.batch * div_up(a.g.out_channels, v->lanes);
-			int64_t threads = threads_used(slots, ctx), most = div_up(blocks * v->lanes, grain);
+			int64_t blocks = a.g.batch * k_div_up(a.g.out_channels, v->lanes);
+			int64_t threads = k_threads_used(slots, ctx), most = k_div_up(blocks * v->lanes, grain);
 			a.chunks = threads < most ? threads : most;
 			a.chunks = a.chunks < blocks ? a.chunks : blocks;
 			k_parallel_for(ctx, a.chunks, 1, v->dw_lanes, &a);
 		} else if (a.padded) {
-			int64_t threads = threads_used(slots, ctx), most = div_up(planes, grain);
+			int64_t threads = k_threads_used(slots, ctx), most = k_div_up(planes, grain);
 			a.chunks = threads < most ? threads : most;
 			k_parallel_for(ctx, a.chunks, 1, v->dw_chunks, &a);
 		} else {
@@ -542,7 +522,7 @@ k_conv_direct_post_with(k_isa isa, const k_window *w, const float *x, const floa
 		return true;
 	}
 	if (kind == K_DIRECT_FEW_CHANNELS) {
-		int threads = threads_used(slots, ctx);
+		int threads = k_threads_used(slots, ctx);
 		few_plan p;
 		few_plan_make(w, threads, &p);
 		few_args a = { .p = &p, .x = x, .weights = weights, .bias = bias, .post = post, .y = y, .scratch = scratch };

@@ -7,6 +7,7 @@
 #include <float.h>
 
 #include "k-nn.h"
+#include "k-int.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -64,13 +65,6 @@ k_pool_ref(const k_window *w, k_pool_mode mode, bool count_include_pad, const fl
 	}
 }
 
-/* ceil(a / b) for b > 0 and any a. */
-static int64_t
-div_up(int64_t a, int64_t b)
-{
-	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
 /* The taps [lo, hi) of window o on axis i that land in the input, and how
  * many land in the padded input. */
 typedef struct tap_range {
@@ -82,12 +76,12 @@ taps(const k_geometry *g, int i, int64_t o)
 {
 	int64_t start = o * g->stride[i] - g->pad[i], k = g->kernel[i], d = g->dilation[i];
 	tap_range r;
-	r.lo = div_up(-start, d);
+	r.lo = k_div_up(-start, d);
 	r.lo = r.lo < 0 ? 0 : r.lo > k ? k : r.lo;
-	r.hi = div_up(g->in[i] - start, d);
+	r.hi = k_div_up(g->in[i] - start, d);
 	r.hi = r.hi < r.lo ? r.lo : r.hi > k ? k : r.hi;
 	/* Windows start at or after -pad, so only the end can leave the padding. */
-	r.padded = div_up(g->in[i] + g->pad_end[i] - start, d);
+	r.padded = k_div_up(g->in[i] + g->pad_end[i] - start, d);
 	r.padded = r.padded < 0 ? 0 : r.padded > k ? k : r.padded;
 	return r;
 }
@@ -210,7 +204,7 @@ pool_range(void *arg, int64_t p0, int64_t p1)
 	int64_t last = g->in[2] - 1 + g->pad[2] - (g->kernel[2] - 1) * g->dilation[2];
 	int64_t w_hi = last < 0 ? 0 : last / g->stride[2] + 1;
 	w_hi = w_hi > g->out[2] ? g->out[2] : w_hi;
-	int64_t w_lo = div_up(g->pad[2], g->stride[2]);
+	int64_t w_lo = k_div_up(g->pad[2], g->stride[2]);
 	const tap_range full = { 0, g->kernel[2], g->kernel[2] };
 	w_lo = w_lo > w_hi ? w_hi : w_lo;
 	for (int64_t plane = p0; plane < p1; plane++) {

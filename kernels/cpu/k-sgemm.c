@@ -7,6 +7,7 @@
 
 #include "k-nn.h"
 #include "k-sgemm.h"
+#include "k-int.h"
 
 const k_gemm_kernel *
 k_gemm_kernel_of(k_isa isa)
@@ -66,31 +67,6 @@ k_gemm_kernel_by_width(k_isa isa, int nr)
 	return NULL;
 }
 
-static int64_t
-min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
-static int64_t
-div_up(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
-
-static int64_t
-round_up(int64_t a, int64_t b)
-{
-	return div_up(a, b) * b;
-}
-
-/* Floats rounded up to whole 64-byte lines. */
-static size_t
-line_floats(int64_t floats)
-{
-	return (size_t)round_up(floats, 16);
-}
-
 /* ---- packing ---- */
 
 /* n floats from s to d; the usual panel widths as fixed-size copies, which
@@ -137,7 +113,7 @@ k_sgemm_pack_a_block(const k_gemm_kernel *kr, k_matrix a, int64_t m, int64_t i0,
 	int mr = kr->mr;
 	for (int64_t p = 0; p < rows; p += mr) {
 		float *panel = dst + p / mr * depth * mr;
-		int64_t live = min64(min64(mr, rows - p), m - (i0 + p));
+		int64_t live = k_min64(k_min64(mr, rows - p), m - (i0 + p));
 		if (live < 0)
 			live = 0;
 		if (a.cs == 1 && live == mr) {
@@ -189,7 +165,7 @@ k_sgemm_pack_b_block(const k_gemm_kernel *kr, k_matrix b, int64_t n, int64_t j0,
 	int nr = kr->nr;
 	for (int64_t q = 0; q < cols; q += nr) {
 		float *panel = dst + q / nr * depth * nr;
-		int64_t live = min64(min64(nr, cols - q), n - (j0 + q));
+		int64_t live = k_min64(k_min64(nr, cols - q), n - (j0 + q));
 		if (live < 0)
 			live = 0;
 		if (b.cs == 1) {
@@ -214,7 +190,7 @@ k_sgemm_pack_b_block(const k_gemm_kernel *kr, k_matrix b, int64_t n, int64_t j0,
 size_t
 k_sgemm_packed_a_bytes(const k_gemm_kernel *kr, int64_t m, int64_t k)
 {
-	return line_floats(round_up(m, kr->mr) * k) * sizeof(float);
+	return k_line_floats(k_round_up(m, kr->mr) * k) * sizeof(float);
 }
 
 void
@@ -226,7 +202,7 @@ k_sgemm_pack_a(const k_gemm_kernel *kr, int64_t m, int64_t k, k_matrix a, float 
 size_t
 k_sgemm_packed_b_bytes(const k_gemm_kernel *kr, int64_t k, int64_t n)
 {
-	return line_floats(round_up(n, kr->nr) * k) * sizeof(float);
+	return k_line_floats(k_round_up(n, kr->nr) * k) * sizeof(float);
 }
 
 void
@@ -273,22 +249,22 @@ k_gemm_tile_part(const k_gemm_kernel *kr, const k_tile *t, int rows, int cols)
 static int64_t
 depth_block(const k_gemm_kernel *kr, int64_t k)
 {
-	return div_up(k, div_up(k, kr->kc));
+	return k_div_up(k, k_div_up(k, kr->kc));
 }
 
 /* Columns of each B block for a range of `cols`: nc evened out, whole panels. */
 static int64_t
 col_block(const k_gemm_kernel *kr, int64_t cols)
 {
-	int64_t blocks = div_up(cols, kr->nc);
-	return round_up(div_up(cols, blocks), kr->nr);
+	int64_t blocks = k_div_up(cols, kr->nc);
+	return k_round_up(k_div_up(cols, blocks), kr->nr);
 }
 
 static int64_t
 row_block(const k_gemm_kernel *kr, int64_t rows)
 {
-	int64_t blocks = div_up(rows, kr->mc);
-	return round_up(div_up(rows, blocks), kr->mr);
+	int64_t blocks = k_div_up(rows, kr->mc);
+	return k_round_up(k_div_up(rows, blocks), kr->mr);
 }
 
 /* Floats of packed A and of packed B one block needs (0 for a pre-packed operand). */
@@ -296,8 +272,8 @@ static void
 scratch_floats(const k_gemm_kernel *kr, const k_sgemm_op *op, size_t *a_floats, size_t *b_floats)
 {
 	int64_t kc = op->k > 0 ? depth_block(kr, op->k) : 0;
-	*a_floats = op->a_packed ? 0 : line_floats(row_block(kr, op->m > 0 ? op->m : 1) * kc);
-	*b_floats = op->b_packed ? 0 : line_floats(col_block(kr, op->n > 0 ? op->n : 1) * kc);
+	*a_floats = op->a_packed ? 0 : k_line_floats(row_block(kr, op->m > 0 ? op->m : 1) * kc);
+	*b_floats = op->b_packed ? 0 : k_line_floats(col_block(kr, op->n > 0 ? op->n : 1) * kc);
 }
 
 size_t
@@ -351,9 +327,9 @@ k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t
 	scratch_floats(kr, op, &a_floats, &b_floats);
 	float *a_buf = scratch, *b_buf = (float *)scratch + a_floats;
 	for (int64_t ic = i0; ic < i1; ic += mc_most) {
-		int64_t mc = min64(mc_most, i1 - ic);
+		int64_t mc = k_min64(mc_most, i1 - ic);
 		for (int64_t pc = 0; pc < k; pc += kc) {
-			int64_t depth = min64(kc, k - pc);
+			int64_t depth = k_min64(kc, k - pc);
 			bool first = pc == 0;
 			const float *ap;
 			int64_t a_step;
@@ -366,7 +342,7 @@ k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t
 				a_step = depth * mr;
 			}
 			for (int64_t jc = j0; jc < j1; jc += nc_most) {
-				int64_t nc = min64(nc_most, j1 - jc);
+				int64_t nc = k_min64(nc_most, j1 - jc);
 				const float *bp;
 				int64_t b_step;
 				if (op->b_packed) {
@@ -378,14 +354,14 @@ k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t
 					b_step = depth * nr;
 				}
 				for (int64_t ir = 0; ir < mc; ir += mr) {
-					int rows = (int)min64(mr, mc - ir);
+					int rows = (int)k_min64(mr, mc - ir);
 					k_tile t = {
 						.depth = depth, .a = ap + ir / mr * a_step, .ldc = op->ldc,
 						.load_c = !first || op->accumulate,
 						.row_bias = first && op->row_bias ? op->row_bias + ic + ir : NULL,
 					};
 					for (int64_t jr = 0; jr < nc; jr += nr) {
-						int cols = (int)min64(nr, nc - jr);
+						int cols = (int)k_min64(nr, nc - jr);
 						t.b = bp + jr / nr * b_step;
 						t.c = op->c + (ic + ir) * op->ldc + jc + jr;
 						t.col_bias = first && op->col_bias ? op->col_bias + jc + jr : NULL;
@@ -426,16 +402,16 @@ par_range(void *arg, int64_t c0, int64_t c1)
 		int64_t q0 = c * p->panels / p->chunks, q1 = (c + 1) * p->panels / p->chunks;
 		void *slot = p->scratch + (size_t)c * p->slot_bytes;
 		if (p->by_rows)
-			k_sgemm_block(p->kr, op, q0 * p->kr->mr, min64(q1 * p->kr->mr, op->m), 0, op->n, slot);
+			k_sgemm_block(p->kr, op, q0 * p->kr->mr, k_min64(q1 * p->kr->mr, op->m), 0, op->n, slot);
 		else
-			k_sgemm_block(p->kr, op, 0, op->m, q0 * p->kr->nr, min64(q1 * p->kr->nr, op->n), slot);
+			k_sgemm_block(p->kr, op, 0, op->m, q0 * p->kr->nr, k_min64(q1 * p->kr->nr, op->n), slot);
 	}
 }
 
 static size_t
 slot_bytes(const k_gemm_kernel *kr, const k_sgemm_op *op)
 {
-	return line_floats((int64_t)(k_sgemm_scratch_bytes(kr, op) / sizeof(float))) * sizeof(float);
+	return k_line_floats((int64_t)(k_sgemm_scratch_bytes(kr, op) / sizeof(float))) * sizeof(float);
 }
 
 size_t
@@ -457,7 +433,7 @@ k_sgemm_parallel(const k_gemm_kernel *kr, const k_sgemm_op *op, void *scratch, i
 	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
 	if (threads > slots)
 		threads = slots;
-	int64_t mp = div_up(op->m, kr->mr), np = div_up(op->n, kr->nr);
+	int64_t mp = k_div_up(op->m, kr->mr), np = k_div_up(op->n, kr->nr);
 	double work = (double)op->m * (double)op->n * (double)op->k;
 	if (work < 262144.0)
 		threads = 1;
@@ -465,7 +441,7 @@ k_sgemm_parallel(const k_gemm_kernel *kr, const k_sgemm_op *op, void *scratch, i
 	if (threads > 1) {
 		p.by_rows = np < threads || (op->m > op->n && mp >= threads);
 		p.panels = p.by_rows ? mp : np;
-		p.chunks = min64(threads, p.panels);
+		p.chunks = k_min64(threads, p.panels);
 	}
 	if (p.chunks <= 1) {
 		k_sgemm(kr, op, scratch);

@@ -117,7 +117,7 @@ WN(input_m)(const wplan *p, const float *x, int64_t b0, int64_t b1, float *v, fl
 			const float *prow = phase + (ty - ty0) * m * m * rowlen;
 			for (int64_t tx = tx0; tx < tx1;) {
 				int64_t col = ty * tw + tx - b0, q = col / nr, j = col % nr;
-				int n = (int)min64(min64(VL, tx1 - tx), nr - j);
+				int n = (int)k_min64(k_min64(VL, tx1 - tx), nr - j);
 				VEC d[6][6], t[6][6], u[6][6];
 				_Pragma("GCC unroll 8") for (int r = 0; r < alpha; r++)
 					_Pragma("GCC unroll 8") for (int k = 0; k < alpha; k++)
@@ -173,7 +173,7 @@ WN(output_m)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t 
 			int64_t tx1 = ty == ty1 - 1 ? b1 - ty * tw : tw;
 			for (int64_t tx = tx0; tx < tx1;) {
 				int64_t col = ty * tw + tx - b0;
-				int n = (int)min64(VL, tx1 - tx);
+				int n = (int)k_min64(VL, tx1 - tx);
 				VEC s[6][6], t[4][6], r[4][4];
 				_Pragma("GCC unroll 8") for (int i = 0; i < alpha; i++)
 					_Pragma("GCC unroll 8") for (int k = 0; k < alpha; k++)
@@ -182,7 +182,7 @@ WN(output_m)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t 
 					WN(apply)(at, m, alpha, &s[0][k], 6, &t[0][k], 6);
 				/* Lanes are tiles: output column m * (tx + u) + k, so the m
 				 * vectors of a row interleave into m * VL floats. */
-				int64_t cnt = min64(m * (int64_t)n, ow - m * tx);
+				int64_t cnt = k_min64(m * (int64_t)n, ow - m * tx);
 				_Pragma("GCC unroll 4") for (int i = 0; i < m; i++) {
 					WN(apply)(at, m, alpha, &t[i][0], 1, &r[i][0], 1);
 					int64_t oy = m * ty + i;

@@ -31,6 +31,7 @@
 
 #include "k-sgemm.h"
 #include "k-winograd.h"
+#include "k-int.h"
 
 /* The transforms (Lavin and Gray's construction): B^T for the input, G for
  * the filters, A^T for the output. F(2,3) uses the points 0, 1, -1 and
@@ -104,24 +105,6 @@ typedef struct wplan {
 	int64_t rowlen;              /* floats of one phase row (k-winograd-body.h) */
 	size_t v_floats, prod_floats, phase_floats, slot_floats;
 } wplan;
-
-static int64_t
-min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
-static int64_t
-div_up(int64_t a, int64_t b)
-{
-	return (a + b - 1) / b;
-}
-
-static int64_t
-round_up(int64_t a, int64_t b)
-{
-	return div_up(a, b) * b;
-}
 
 /* ---- the transforms, per level ---- */
 
@@ -300,7 +283,7 @@ k_winograd_chosen(const k_window *w, k_isa isa)
 static const k_gemm_kernel *
 kernel_for(const k_window *w, int m, k_isa isa)
 {
-	int64_t tiles = div_up(w->out[0], m) * div_up(w->out[1], m);
+	int64_t tiles = k_div_up(w->out[0], m) * k_div_up(w->out[1], m);
 	return k_gemm_kernel_for(isa, w->out_channels, tiles);
 }
 
@@ -314,46 +297,36 @@ wplan_make(const k_window *w, const k_gemm_kernel *kr, int m, int threads, wplan
 	k_geometry *g = &p->g;
 	k_geometry_expand(w, g);
 	int64_t cin = g->in_channels, cout = g->out_channels, nr = p->nr, mr = p->mr;
-	p->th = div_up(g->out[1], m);
-	p->tw = div_up(g->out[2], m);
+	p->th = k_div_up(g->out[1], m);
+	p->tw = k_div_up(g->out[2], m);
 	p->tiles = p->th * p->tw;
-	int64_t per_tile = p->a2 * (cin + round_up(cout, mr)) * (int64_t)sizeof(float);
+	int64_t per_tile = p->a2 * (cin + k_round_up(cout, mr)) * (int64_t)sizeof(float);
 	int64_t block = BLOCK_TARGET_BYTES / per_tile / nr * nr;
 	if (block < nr)
 		block = nr;
-	block = min64(block, round_up(p->tiles, nr));
+	block = k_min64(block, k_round_up(p->tiles, nr));
 	if (g->batch < threads) {
-		int64_t want = round_up(div_up(p->tiles, div_up(threads, g->batch)), nr);
-		block = min64(block, want);
+		int64_t want = k_round_up(k_div_up(p->tiles, k_div_up(threads, g->batch)), nr);
+		block = k_min64(block, want);
 	}
 	p->block = block;
-	p->blocks = div_up(p->tiles, block);
+	p->blocks = k_div_up(p->tiles, block);
 	p->tr = block;
 	p->mblocks = 1;
 	if (g->batch * p->blocks < threads && cout >= 2 * mr) {
-		p->mblocks = min64(div_up(threads, g->batch * p->blocks), cout / mr);
+		p->mblocks = k_min64(k_div_up(threads, g->batch * p->blocks), cout / mr);
 	}
-	p->mblock = round_up(div_up(cout, p->mblocks), mr);
-	p->mblocks = div_up(cout, p->mblock);
+	p->mblock = k_round_up(k_div_up(cout, p->mblocks), mr);
+	p->mblocks = k_div_up(cout, p->mblock);
 	p->mrows = p->mblock;
 	p->tasks = g->batch * p->blocks * p->mblocks;
-	p->rowlen = round_up(p->tw + 1 + VL_MAX, 16);
-	p->v_floats = (size_t)round_up(p->a2 * cin * p->tr, 16);
-	p->prod_floats = (size_t)round_up(p->a2 * p->mrows * p->tr + VL_MAX, 16);
+	p->rowlen = k_round_up(p->tw + 1 + VL_MAX, 16);
+	p->v_floats = (size_t)k_round_up(p->a2 * cin * p->tr, 16);
+	p->prod_floats = (size_t)k_round_up(p->a2 * p->mrows * p->tr + VL_MAX, 16);
 	/* Phase rows of every input row a block reads, then one line buffer. */
-	int64_t trows = min64(p->th, p->block / p->tw + 2);
-	p->phase_floats = (size_t)round_up((m * trows + 2) * m * p->rowlen + m * p->rowlen, 16);
+	int64_t trows = k_min64(p->th, p->block / p->tw + 2);
+	p->phase_floats = (size_t)k_round_up((m * trows + 2) * m * p->rowlen + m * p->rowlen, 16);
 	p->slot_floats = p->v_floats + p->prod_floats + p->phase_floats;
-}
-
-/* The threads a run uses: as many as the pool has, up to the slots prepared. */
-static int
-threads_used(int slots, const st_exec_ctx *ctx)
-{
-	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
-	if (threads > slots)
-		threads = slots;
-	return threads < 1 ? 1 : threads;
 }
 
 /* ---- packing ---- */
@@ -363,7 +336,7 @@ k_winograd_packed_bytes(const k_window *w, int m, k_isa isa)
 {
 	const k_gemm_kernel *kr = kernel_for(w, m, isa);
 	int64_t a2 = (m + 2) * (m + 2);
-	return sizeof(wino_head) + (size_t)(a2 * round_up(w->out_channels, kr->mr) * w->in_channels) * sizeof(float);
+	return sizeof(wino_head) + (size_t)(a2 * k_round_up(w->out_channels, kr->mr) * w->in_channels) * sizeof(float);
 }
 
 void
@@ -372,7 +345,7 @@ k_winograd_pack(const k_window *w, int m, k_isa isa, const float *weights, void 
 	assert(m == 2 || m == 4);
 	const k_gemm_kernel *kr = kernel_for(w, m, isa);
 	int alpha = m + 2;
-	int64_t cin = w->in_channels, cout = w->out_channels, mr = kr->mr, cout_r = round_up(cout, mr);
+	int64_t cin = w->in_channels, cout = w->out_channels, mr = kr->mr, cout_r = k_round_up(cout, mr);
 	wino_head *h = packed;
 	*h = (wino_head){ .magic = WINO_MAGIC, .isa = (int32_t)isa, .m = m, .nr = kr->nr, .cin = cin,
 		          .cout = cout, .cout_r = cout_r, .freq_floats = cout_r * cin };
@@ -446,8 +419,8 @@ post_tiles(const wargs *a, int64_t n, int64_t b0, int64_t b1, int64_t m0, int64_
 	for (int64_t r = b0 / p->tw; r <= (b1 - 1) / p->tw; r++) {
 		int64_t c0 = r == b0 / p->tw ? b0 % p->tw : 0;
 		int64_t c1 = r == (b1 - 1) / p->tw ? (b1 - 1) % p->tw + 1 : p->tw;
-		int64_t y0 = r * p->m, y1 = min64(y0 + p->m, oh);
-		int64_t x0 = c0 * p->m, x1 = min64(c1 * p->m, ow);
+		int64_t y0 = r * p->m, y1 = k_min64(y0 + p->m, oh);
+		int64_t x0 = c0 * p->m, x1 = k_min64(c1 * p->m, ow);
 		for (int64_t c = m0; c < m1; c++)
 			for (int64_t row = y0; row < y1; row++)
 				k_activation(a->post->act, a->post->a, a->post->b, y + c * g->out_size + row * ow + x0,
@@ -469,8 +442,8 @@ wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
 	for (int64_t t = t0; t < t1; t++) {
 		int64_t mb = t % p->mblocks, field = t / p->mblocks;
 		int64_t blk = field % p->blocks, n = field / p->blocks;
-		int64_t b0 = blk * p->block, b1 = min64(b0 + p->block, p->tiles);
-		int64_t panels = div_up(b1 - b0, nr);
+		int64_t b0 = blk * p->block, b1 = k_min64(b0 + p->block, p->tiles);
+		int64_t panels = k_div_up(b1 - b0, nr);
 		if (have != field) {
 			a->lv->input(p, a->x + n * cin * g->in_size, b0, b1, v, phase);
 			/* The columns of the last panel past the block: zero, so that
@@ -484,7 +457,7 @@ wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
 			}
 			have = field;
 		}
-		int64_t m0 = mb * p->mblock, m1 = min64(m0 + p->mblock, g->out_channels);
+		int64_t m0 = mb * p->mblock, m1 = k_min64(m0 + p->mblock, g->out_channels);
 		for (int f = 0; f < p->a2; f++) {
 			const float *u = a->u + f * a->freq_floats;
 			for (int64_t q = 0; q < panels; q++) {
@@ -527,11 +500,11 @@ k_winograd_post(const k_window *w, const void *packed, const float *x, const flo
 	assert(k_winograd_is_packed(h) && h->cin == w->in_channels && h->cout == w->out_channels);
 	const k_gemm_kernel *kr = k_gemm_kernel_by_width((k_isa)h->isa, h->nr);
 	assert(kr != NULL);
-	int threads = threads_used(slots, ctx);
+	int threads = k_threads_used(slots, ctx);
 	wplan p;
 	wplan_make(w, kr, h->m, threads, &p);
 	wargs a = { .p = &p, .lv = level_of((k_isa)h->isa, p.tw), .u = (const float *)(h + 1), .freq_floats = h->freq_floats,
 		    .x = x, .bias = bias, .post = post != NULL && post->on ? post : NULL, .y = y, .scratch = scratch };
-	a.chunks = min64(p.tasks, threads);
+	a.chunks = k_min64(p.tasks, threads);
 	k_parallel_for(ctx, a.chunks, 1, wino_chunks, &a);
 }

@@ -1,0 +1,67 @@
+/* Small integer helpers the CPU kernel files share: sizes, blocks and
+ * thread counts. */
+#ifndef STRATA_K_INT_H
+#define STRATA_K_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "st-plugin.h"
+
+static inline int64_t
+k_min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+static inline int64_t
+k_max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
+
+static inline int64_t
+k_clamp64(int64_t v, int64_t lo, int64_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ceil(a / b) and floor(a / b) for b > 0 and any a. */
+static inline int64_t
+k_div_up(int64_t a, int64_t b)
+{
+	return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+static inline int64_t
+k_div_down(int64_t a, int64_t b)
+{
+	return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* a rounded up to a multiple of b (b > 0, a >= 0). */
+static inline int64_t
+k_round_up(int64_t a, int64_t b)
+{
+	return k_div_up(a, b) * b;
+}
+
+/* Floats rounded up to whole 64-byte lines. */
+static inline size_t
+k_line_floats(int64_t floats)
+{
+	return (size_t)k_round_up(floats, 16);
+}
+
+/* The threads a kernel runs on: as many as the context has (1 without a
+ * parallel_for), no more than the scratch slots prepared for it. */
+static inline int
+k_threads_used(int slots, const st_exec_ctx *ctx)
+{
+	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	if (threads > slots)
+		threads = slots;
+	return threads < 1 ? 1 : threads;
+}
+
+#endif
