@@ -128,30 +128,40 @@ static const char *const block =
 	"add output out; connect act out";
 
 /* Compiles script with and without fusion, runs both on the same weights
- * and input, and checks that they agree; returns the fused plan's listing
- * (caller frees). */
+ * and an input of `shape` (NULL: the model's), checks that every output
+ * agrees (and, with fewer_steps, that something fused) and returns the
+ * fused plan's listing (caller frees). */
 static char *
-check_agreement(const char *script, int format, int threads, double rtol)
+compare_plans(const char *script, int format, int threads, double rtol, const char *shape, bool fewer_steps)
 {
 	st_session *s = model(script);
 	st_plan *fused = compile(s, format, threads, true), *plain = compile(s, format, threads, false);
-	cr_assert_lt(st_plan_step_count(fused), st_plan_step_count(plain), "something fused");
+	if (fewer_steps)
+		cr_assert_lt(st_plan_step_count(fused), st_plan_step_count(plain), "something fused");
 	bind_random(fused, 11);
 	bind_random(plain, 11);
-	const st_shape *shape = st_plan_input_shape(plain, 0);
-	feed(fused, shape, 5);
-	feed(plain, shape, 5);
-	int64_t n, m;
-	float *y = run_output(fused, 0, &n), *want = run_output(plain, 0, &m);
-	cr_assert_eq(n, m);
-	assert_agree(y, want, n, rtol, "fused vs unfused");
-	free(y);
-	free(want);
+	st_shape in = shape ? test_shape(shape) : *st_plan_input_shape(plain, 0);
+	feed(fused, &in, 5);
+	feed(plain, &in, 5);
+	for (int o = 0; o < st_plan_output_count(plain); o++) {
+		int64_t n, m;
+		float *y = run_output(fused, o, &n), *want = run_output(plain, o, &m);
+		cr_assert_eq(n, m);
+		assert_agree(y, want, n, rtol, st_plan_output_name(plain, o));
+		free(y);
+		free(want);
+	}
 	char *text = describe(fused);
 	st_plan_free(fused);
 	st_plan_free(plain);
 	st_session_free(s);
 	return text;
+}
+
+static char *
+check_agreement(const char *script, int format, int threads, double rtol)
+{
+	return compare_plans(script, format, threads, rtol, NULL, true);
 }
 
 Test(fusion, residual_block_agrees_with_unfused)
@@ -291,20 +301,30 @@ Test(fusion, environment_turns_it_off)
 	st_session_free(s);
 }
 
+/* The fused plan of s, profiled over 2 iterations on random weights and
+ * input, hardware counters off; caller frees the plan and the report. */
+static st_plan *
+profiled(st_session *s, st_report *r)
+{
+	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1, true);
+	bind_random(p, 2);
+	feed(p, st_plan_input_shape(p, 0), 2);
+	memset(r, 0, sizeof *r);
+	st_diag d;
+	st_diag_init(&d);
+	setenv("STRATA_COUNTERS", "off", 1);
+	cr_assert_eq(st_plan_profile(p, 2, r, &d), 0, "%s", d.count ? d.items[0].text : "");
+	unsetenv("STRATA_COUNTERS");
+	st_diag_free(&d);
+	return p;
+}
+
 Test(fusion, report_lists_fused_layers_as_skipped)
 {
 	st_session *s = model(block);
 	const st_graph *g = st_session_graph(s);
-	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1, true);
-	bind_random(p, 2);
-	feed(p, st_plan_input_shape(p, 0), 2);
 	st_report r;
-	memset(&r, 0, sizeof r);
-	st_diag d;
-	st_diag_init(&d);
-	setenv("STRATA_COUNTERS", "off", 1);
-	cr_assert_eq(st_plan_profile(p, 2, &r, &d), 0);
-	unsetenv("STRATA_COUNTERS");
+	st_plan *p = profiled(s, &r);
 	static const char *const fused[] = { "a_bn", "b_bn", "sum", "act" };
 	for (size_t i = 0; i < sizeof fused / sizeof fused[0]; i++) {
 		bool found = false;
@@ -318,7 +338,6 @@ Test(fusion, report_lists_fused_layers_as_skipped)
 	double want = st_graph_find(g, "b")->flops + st_graph_find(g, "b_bn")->flops + st_graph_find(g, "sum")->flops;
 	cr_assert_float_eq(b->flops, want, 1e-6 * want);
 	st_report_free(&r);
-	st_diag_free(&d);
 	st_plan_free(p);
 	st_session_free(s);
 }
@@ -339,33 +358,11 @@ Test(fusion, add_operand_computed_later_is_not_fused_early)
 
 /* ---- concatenations written in place ---- */
 
-/* Runs script fused and unfused on the same weights and an input of
- * `shape` (NULL: the model's), checks that every output agrees and returns
- * the fused plan's listing (caller frees). */
+/* Concatenations are elided in place, not removed: as many steps. */
 static char *
 check_outputs(const char *script, const char *shape, int threads)
 {
-	st_session *s = model(script);
-	st_plan *fused = compile(s, ST_FORMAT_FP32_NCHW, threads, true);
-	st_plan *plain = compile(s, ST_FORMAT_FP32_NCHW, threads, false);
-	bind_random(fused, 21);
-	bind_random(plain, 21);
-	st_shape in = shape ? test_shape(shape) : *st_plan_input_shape(plain, 0);
-	feed(fused, &in, 4);
-	feed(plain, &in, 4);
-	for (int o = 0; o < st_plan_output_count(plain); o++) {
-		int64_t n, m;
-		float *y = run_output(fused, o, &n), *want = run_output(plain, o, &m);
-		cr_assert_eq(n, m);
-		assert_agree(y, want, n, 1e-6, st_plan_output_name(plain, o));
-		free(y);
-		free(want);
-	}
-	char *text = describe(fused);
-	st_plan_free(fused);
-	st_plan_free(plain);
-	st_session_free(s);
-	return text;
+	return compare_plans(script, ST_FORMAT_FP32_NCHW, threads, 1e-6, shape, false);
 }
 
 /* Two convolutions (one with a relu) into a channel concatenation, then a
@@ -437,15 +434,8 @@ Test(fusion, concatenation_copied_where_parts_cannot_be_written_in_place)
 Test(fusion, concatenation_in_place_memory_rows)
 {
 	st_session *s = model(CONCAT_HEAD "add output out; connect c out");
-	st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1, true);
-	bind_random(p, 2);
-	feed(p, st_plan_input_shape(p, 0), 3);
 	st_report r;
-	memset(&r, 0, sizeof r);
-	st_diag d;
-	st_diag_init(&d);
-	setenv("STRATA_COUNTERS", "off", 1);
-	cr_assert_eq(st_plan_profile(p, 2, &r, &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_plan *p = profiled(s, &r);
 	static const struct {
 		const char *name;
 		int64_t allocated;
@@ -461,7 +451,6 @@ Test(fusion, concatenation_in_place_memory_rows)
 		             (long long)l->mem_allocated);
 	}
 	st_report_free(&r);
-	st_diag_free(&d);
 	st_plan_free(p);
 	st_session_free(s);
 }
