@@ -131,6 +131,14 @@ phased_fits(const k_geometry *g)
  * as each block keeps two register tiles of them), then along the output
  * channels. Returns false when the offsets would not fit 32 bits.
  */
+/* The part of `panels` that is work when they are cut into whole panels
+ * for `threads`. */
+static double
+balance(int64_t panels, int threads)
+{
+	return (double)panels / (double)(k_div_up(panels, threads) * threads);
+}
+
 static bool
 gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packed, gplan *p)
 {
@@ -183,8 +191,17 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 	int64_t parts = planes < threads ? k_div_up(threads, planes) : 1;
 	bool split_channels = false;
 	/* Cutting a plane pays while each piece keeps two register tiles;
-	 * below that the threads share the output channels instead. */
+	 * below that the threads share the output channels instead. So they
+	 * do where the plane's tiles share out worse than the channels' panels
+	 * (13 tiles of a 14 x 14 image on two threads: 7 + 6), when B is read
+	 * in place (pointwise, direct: no copy each thread would make again)
+	 * and one block holds the plane. */
 	if (parts > 1 && k_div_up(p->units, parts) * unit_positions < 2 * nr) {
+		parts = 1;
+		split_channels = true;
+	} else if (parts > 1 && planes == 1 && (p->source == SRC_POINTWISE || p->source == SRC_DIRECT) &&
+	           p->units <= most &&
+	           balance(p->units, threads) < balance(k_div_up(g->out_per_group, mr), threads)) {
 		parts = 1;
 		split_channels = true;
 	}
@@ -642,14 +659,6 @@ swap_gemm_range(void *arg, int64_t c0, int64_t c1)
 			}
 		}
 	}
-}
-
-/* The part of `panels` that is work when they are cut into whole panels
- * for `threads`. */
-static double
-balance(int64_t panels, int threads)
-{
-	return (double)panels / (double)(k_div_up(panels, threads) * threads);
 }
 
 /* The swapped path (one group): b_packed from k_conv_gemm_pack, or NULL to

@@ -154,6 +154,11 @@ DW_NAME(lanes_block)(const dw_args *a, int64_t n, int64_t oc0, int count, float 
 	for (int l = 0; l < L; l++)
 		lanes_bias[l] = a->bias != NULL && l < count ? a->bias[oc0 + l] : 0.0f;
 	DW_VEC bias = DW_NAME(load)(lanes_bias);
+	int64_t first = n * g->out_channels + oc0, width = g->out[2];
+	/* Rows of exactly L positions (14 x 14 at stride 1 in 16 lanes, 7 x 7
+	 * at stride 2 in 8): a block of sums is one output row of each
+	 * channel, stored in place, no staging. */
+	bool rows = p->cols == L;
 	for (int64_t q = 0; q < p->q_end; q += L) {
 		DW_VEC acc[L];
 		DW_UNROLL
@@ -167,13 +172,18 @@ DW_NAME(lanes_block)(const dw_args *a, int64_t n, int64_t oc0, int count, float 
 				acc[j] = DW_FMA(DW_NAME(load)(in + j * L), w, acc[j]);
 		}
 		DW_NAME(lanes_transpose)(acc);
+		if (rows) {
+			float *out = a->y + first * g->out_size + q / L * width;
+			for (int l = 0; l < count; l++)
+				DW_NAME(store_first)(out + l * g->out_size, acc[l], width);
+			continue;
+		}
 		DW_UNROLL
 		for (int l = 0; l < L; l++)
 			DW_NAME(store)(stage + l * p->stage_pitch + q, acc[l]);
 	}
-	int64_t first = n * g->out_channels + oc0;
-	int64_t width = g->out[2], full = width / L * L;
-	for (int l = 0; l < count; l++) {
+	int64_t full = width / L * L;
+	for (int l = 0; l < count && !rows; l++) {
 		float *plane = a->y + (first + l) * g->out_size;
 		const float *row = stage + l * p->stage_pitch;
 		for (int64_t oh = 0; oh < g->out[1]; oh++, plane += width, row += p->cols) {
