@@ -173,8 +173,8 @@ dw_lanes_make(const k_geometry *g, dw_lanes_plan *p)
 {
 	*p = (dw_lanes_plan){ 0 };
 	if (!flat(g) || g->in_per_group != 1 || g->out_channels < DW_LANES_LEAST_CHANNELS ||
-	    g->out_size > DW_LANES_MOST_OUTPUTS || g->out[2] > DW_LANES_MOST_WIDTH || g->kernel[1] * g->kernel[2] > DW_LANES_TAPS ||
-	    g->stride[1] > 2 || g->stride[2] > 2)
+	    g->out_size > DW_LANES_MOST_OUTPUTS || g->out[2] > DW_LANES_MOST_WIDTH ||
+	    g->kernel[1] * g->kernel[2] > DW_LANES_TAPS || g->stride[1] > 2 || g->stride[2] > 2)
 		return false;
 	p->sh = g->stride[1], p->sw = g->stride[2];
 	int64_t reach_h = (g->kernel[1] - 1) * g->dilation[1], reach_w = (g->kernel[2] - 1) * g->dilation[2];
@@ -211,9 +211,10 @@ dw_lanes_make(const k_geometry *g, dw_lanes_plan *p)
  * badly: measured one thread with 3 x 3 filters (bench/dwconv, and the
  * MobileNetV2 planes), with 16 floats 1.6 times as fast on 14 x 14 and
  * 7 x 7 outputs (both strides) and 1.15 times on 20 x 20, 0.9 times on
- * 28 x 28 and 0.7 on 32 x 32; with 8 floats (AVX2, whose rows of 14 take
- * two vectors) 1.7 times as fast on 7 x 7 outputs at stride 2, but 0.9
- * times on 7 x 7 at stride 1 and 0.85 on 28 x 28.
+ * 28 x 28 and 0.7 on 32 x 32; with 4 (portable) 3.3 times as fast on 14 x
+ * 14; with 8 floats (AVX2, whose rows of 14 take two vectors) 1.7 times as
+ * fast on 7 x 7 outputs at stride 2, but 0.9 times on 7 x 7 at stride 1
+ * and 0.85 on 28 x 28.
  */
 static bool
 dw_lanes_pays(int lanes, const k_geometry *g)
@@ -424,7 +425,8 @@ typedef struct direct_variant {
 
 /* Indexed by k_isa; a level this build lacks has no entry. */
 static const direct_variant variants[K_ISA_COUNT] = {
-	[K_ISA_PORTABLE] = { "portable", 4, dw_planes_portable, dw_chunks_portable, dw_lanes_portable, few_chunks_portable },
+	[K_ISA_PORTABLE] = { "portable", 4, dw_planes_portable, dw_chunks_portable, dw_lanes_portable,
+	                     few_chunks_portable },
 #if DW_X86 && defined(K_HAVE_AVX2)
 	[K_ISA_AVX2] = { "avx2", 8, dw_planes_avx2, dw_chunks_avx2, dw_lanes_avx2, few_chunks_avx2 },
 #endif
