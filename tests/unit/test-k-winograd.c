@@ -83,25 +83,6 @@ assert_agree(const float *got, const float *want, int64_t n, const char *what)
 	return worst;
 }
 
-/* Scratch with 64 guard bytes after it. */
-static unsigned char *
-guarded(size_t bytes)
-{
-	unsigned char *s = aligned_alloc(64, (bytes + 63) / 64 * 64 + 64);
-	cr_assert(s != NULL);
-	memset(s, 0x5a, bytes);
-	memset(s + bytes, 0xa5, 64);
-	return s;
-}
-
-static void
-guarded_free(unsigned char *s, size_t bytes, const char *what)
-{
-	for (int i = 0; i < 64; i++)
-		cr_assert_eq(s[bytes + i], 0xa5, "%s wrote past its scratch", what);
-	free(s);
-}
-
 /* One window at tile size m and level isa, serially and in 3 pieces. */
 static double
 check_one(const k_window *w, int m, k_isa isa, const float *x, const float *wt, const float *bias)
@@ -124,11 +105,11 @@ check_one(const k_window *w, int m, k_isa isa, const float *x, const float *wt, 
 	for (int threads = 1; threads <= 3; threads += 2) {
 		st_exec_ctx ctx = { .n_threads = threads, .parallel_for = test_pieces_run };
 		size_t sbytes = k_winograd_scratch_bytes(w, m, isa, threads);
-		unsigned char *scratch = guarded(sbytes);
+		unsigned char *scratch = test_scratch_new(sbytes);
 		for (int64_t i = 0; i < ny; i++)
 			got[i] = NAN;
 		k_winograd(w, packed, x, bias, got, scratch, threads, threads > 1 ? &ctx : NULL);
-		guarded_free(scratch, sbytes, what);
+		test_scratch_free(scratch, sbytes, what);
 		worst = fmax(worst, assert_agree(got, want, ny, what));
 	}
 	free(packed);
@@ -225,7 +206,7 @@ Test(k_winograd, through_conv_packed)
 		cr_assert_eq(pbytes, k_winograd_packed_bytes(&w, m, k_cpu_isa()));
 		void *packed = aligned_alloc(64, (pbytes + 63) / 64 * 64);
 		size_t sbytes = k_conv_packed_scratch_bytes(&w, 2);
-		unsigned char *scratch = guarded(sbytes);
+		unsigned char *scratch = test_scratch_new(sbytes);
 		float *x = wrandom(&r, nx, 1.0), *bias = wrandom(&r, 45, 1.0);
 		float *want = malloc((size_t)ny * sizeof *want), *got = malloc((size_t)ny * sizeof *got);
 		cr_assert(packed && want && got);
@@ -241,7 +222,7 @@ Test(k_winograd, through_conv_packed)
 			assert_agree(got, want, ny, round ? "k_conv_packed after repacking" : "k_conv_packed");
 			free(wt);
 		}
-		guarded_free(scratch, sbytes, "k_conv_packed");
+		test_scratch_free(scratch, sbytes, "k_conv_packed");
 		free(packed);
 		free(x);
 		free(bias);

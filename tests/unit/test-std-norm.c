@@ -2,7 +2,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,44 +171,6 @@ layer_norm_double(int64_t rows, int64_t size, const float *x, const float *scale
 	}
 }
 
-/* A pool that cuts the range into n_threads pieces and runs each on a thread. */
-typedef struct ln_piece {
-	st_range_fn fn;
-	void *arg;
-	int64_t begin, end;
-} ln_piece;
-
-static void *
-ln_piece_main(void *arg)
-{
-	ln_piece *p = arg;
-	p->fn(p->arg, p->begin, p->end);
-	return NULL;
-}
-
-static void
-ln_thread_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg)
-{
-	int64_t parts = ctx->n_threads;
-	if (grain < 1)
-		grain = 1;
-	if (parts > n / grain)
-		parts = n / grain;
-	if (parts < 1)
-		parts = 1;
-	ln_piece pieces[8];
-	pthread_t threads[8];
-	cr_assert_leq(parts, 8);
-	for (int64_t p = 0; p < parts; p++) {
-		pieces[p] = (ln_piece){ fn, arg, p * n / parts, (p + 1) * n / parts };
-		if (p > 0)
-			cr_assert_eq(pthread_create(&threads[p], NULL, ln_piece_main, &pieces[p]), 0);
-	}
-	ln_piece_main(&pieces[0]);
-	for (int64_t p = 1; p < parts; p++)
-		pthread_join(threads[p], NULL);
-}
-
 /* Deterministic values in [-1, 1). */
 static float *
 ln_floats(uint64_t *state, int64_t n, float gain, float offset)
@@ -237,7 +198,7 @@ Test(std_norm, layer_norm_kernel_matches_double)
 	/* rows x size: one row, many small rows, rows not a multiple of eight,
 	 * a single-element row (all zero before the bias), a large block. */
 	static const int64_t shapes[][2] = { { 1, 16 }, { 37, 3 }, { 5, 129 }, { 6, 1 }, { 3, 20000 } };
-	const st_exec_ctx threads = { .n_threads = 4, .parallel_for = ln_thread_for };
+	const st_exec_ctx threads = { .n_threads = 4, .parallel_for = test_threads_run };
 	uint64_t state = 29;
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		int64_t rows = shapes[i][0], size = shapes[i][1], count = rows * size;
