@@ -12,14 +12,13 @@
  * and the shared types (dw_rows, dw_args, few_plan, few_args). */
 
 #define DW_VEC DW_NAME(vec)
-
 #define L DW_LANES
 /* Loops over registers (vectors of a block, output channels) must be
  * unrolled for their sums to stay in registers; -O2 alone does not. Not in
  * a clang build with AddressSanitizer (the fuzzing build), where the
  * unrolled and inlined bodies, instrumented, took clang over 15 minutes
- * and 3.5 GB for this file; there the loops stay loops and the helpers
- * functions clang may leave out of line. */
+ * and 3.5 GB for this file; there the loops stay loops, and clang may
+ * leave the helper functions out of line. */
 #if defined(__clang__) && defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define DW_NO_UNROLL 1
