@@ -13,8 +13,6 @@ cp "$top_srcdir/examples/fashion_mnist/fashion_mnist.strata.json" "$tmp/fm/"
 cp "$top_srcdir"/examples/fashion_mnist/weights/*.npy "$tmp/fm/weights/"
 sneaker="$top_srcdir/examples/fashion_mnist/inputs/sneaker.png"
 
-threads() { ls "/proc/$1/task" | wc -l; }
-
 # 80x24: a page holds fewer than conv1's 16 channels.
 start 80 24 "$STRATA" "$tmp/fm/fashion_mnist.strata.json"
 wait_for "EDIT ─ 10 layers"
@@ -78,8 +76,7 @@ keys w
 wait_for "conv1 weights"
 keys Escape
 wait_for "EDIT ─ 10 layers"
-checks=$((checks + 1))
-[ "$(threads "$pid")" -lt "$during" ] || fail "the analysis worker outlived its view: $(threads "$pid") threads"
+wait_threads "$pid" -lt "$during" "the analysis worker outlived its view"
 keys q
 wait_exit 0
 

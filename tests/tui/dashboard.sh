@@ -32,9 +32,6 @@ advances() {
 	return 1
 }
 
-# threads PID: how many threads the process has.
-threads() { ls "/proc/$1/task" | wc -l; }
-
 start 120 40 "$STRATA" "$m"
 wait_for "EDIT ─ 10 layers"
 pid=$(program_pid)
@@ -48,8 +45,7 @@ wait_for "Space pause"
 for k in 1 2 3 4; do
 	advances
 done
-checks=$((checks + 1))
-[ "$(threads "$pid")" -gt "$alone" ] || fail "no worker thread while the dashboard runs"
+wait_threads "$pid" -gt "$alone" "no worker thread while the dashboard runs"
 
 # Paused, the counter holds still for a whole second; resumed, it moves.
 keys Space
@@ -98,8 +94,7 @@ fi
 # Back to editing: the worker is stopped and joined.
 keys Escape
 wait_for "EDIT ─ 10 layers"
-checks=$((checks + 1))
-[ "$(threads "$pid")" -eq "$alone" ] || fail "threads left after the dashboard closed: $(threads "$pid")"
+wait_threads "$pid" -eq "$alone" "threads left after the dashboard closed"
 
 # From the Tools menu, and :q from inside ends Strata promptly.
 keys M-t

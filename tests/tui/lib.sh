@@ -151,6 +151,27 @@ program_pid() {
 	return 1
 }
 
+# threads PID: how many threads the process has.
+threads() { ls "/proc/$1/task" 2>/dev/null | wc -l; }
+
+# wait_threads PID TEST N WHAT: polls (10 s) until PID's thread count
+# compares with N by TEST (-lt, -eq, -gt). A joined thread can stay in
+# /proc/PID/task for a moment after pthread_join returns (more so under a
+# sanitizer on a loaded machine), so one look could fail a sound program.
+wait_threads() {
+	checks=$((checks + 1))
+	i=0
+	while [ $i -lt 200 ]; do
+		if [ "$(threads "$1")" "$2" "$3" ]; then
+			return 0
+		fi
+		i=$((i + 1))
+		sleep 0.05
+	done
+	fail "$4: $(threads "$1") threads"
+	return 1
+}
+
 # file_has FILE TEXT: FILE holds TEXT (fixed string).
 file_has() {
 	checks=$((checks + 1))
