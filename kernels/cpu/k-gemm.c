@@ -45,10 +45,22 @@ k_thread_slots(void)
 	return n > 64 ? 64 : (int)n;
 }
 
+/* OpenBLAS's pthread build (Debian's default) starts a server thread per
+ * core when it is loaded, and each spins, yielding, for some 2^28 clock
+ * ticks before it sleeps; setting one thread does not stop them. On two
+ * cores that spinning took the second core from Strata's own worker:
+ * MobileNetV2's first five runs on two threads took 13.7 ms against 4.1
+ * after. Its fork handler's shutdown, exported though not declared, joins
+ * them (they are made again if a caller ever asks OpenBLAS for more than
+ * one thread); weak, so another BLAS or build simply lacks it. */
+int blas_thread_shutdown_(void) __attribute__((weak));
+
 static void
 blas_single_thread(void)
 {
 	openblas_set_num_threads(1);
+	if (blas_thread_shutdown_ != NULL)
+		blas_thread_shutdown_();
 }
 
 void

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "k-cpu.h"
+#include "k-nn.h"
 #include "st-engine.h"
 
 /*
@@ -115,6 +116,8 @@ st_cpu_count(void)
 st_pool *
 st_pool_new(int n)
 {
+	/* OpenBLAS's own threads stop spinning before ours start (k-gemm.c). */
+	k_gemm_init();
 	if (n <= 0)
 		n = st_cpu_count();
 	if (n > 256)
