@@ -150,6 +150,17 @@ WN(input_block)(const wplan *p, const float *x, int64_t b0, int64_t b1, float *v
 		WN(input_m)(p, x, b0, b1, v, phase, 4, &wino_bt4[0][0]);
 }
 
+/* k_clamp on every lane: lo where v < lo, then hi where v > hi, so that a
+ * NaN stays NaN and -0 stays -0, as k_activation's relu and clip do. */
+K_TARGET static inline __attribute__((always_inline)) VEC
+WN(clamp)(VEC v, VEC lo, VEC hi)
+{
+	IVEC below = v < lo;
+	v = (VEC)((below & (IVEC)lo) | (~below & (IVEC)v));
+	IVEC above = v > hi;
+	return (VEC)((above & (IVEC)hi) | (~above & (IVEC)v));
+}
+
 /*
  * From the products of tiles [b0, b1) for output channels [m0, m1) (prod:
  * frequency f of channel o at f * p->mrows * tr + (o - m0) * tr), the
@@ -164,6 +175,8 @@ WN(output_m)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t 
 	int alpha = m + 2;
 	int64_t tw = p->tw, tr = p->tr, fstride = p->mrows * tr, oh = g->out[1], ow = g->out[2];
 	int64_t ty0 = b0 / tw, ty1 = (b1 - 1) / tw + 1;
+	bool clamp = p->clamp;
+	VEC lo = (VEC){ 0 } + p->lo, hi = (VEC){ 0 } + p->hi;
 	for (int64_t o = m0; o < m1; o++) {
 		const float *src = prod + (o - m0) * tr;
 		float *out = y + o * g->out_size;
@@ -188,13 +201,17 @@ WN(output_m)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t 
 					int64_t oy = m * ty + i;
 					if (oy >= oh)
 						break;
-					VEC iv[4];
+					VEC iv[4], z[4];
+					_Pragma("GCC unroll 4") for (int k = 0; k < m; k++) {
+						z[k] = r[i][k] + add;
+						if (clamp)
+							z[k] = WN(clamp)(z[k], lo, hi);
+					}
 					if (m == 2) {
-						VEC a = r[i][0] + add, b = r[i][1] + add;
-						iv[0] = WSHUF(a, b, ILO);
-						iv[1] = WSHUF(a, b, IHI);
+						iv[0] = WSHUF(z[0], z[1], ILO);
+						iv[1] = WSHUF(z[0], z[1], IHI);
 					} else {
-						VEC a0 = r[i][0] + add, a1 = r[i][1] + add, a2 = r[i][2] + add, a3 = r[i][3] + add;
+						VEC a0 = z[0], a1 = z[1], a2 = z[2], a3 = z[3];
 						VEC l02 = WSHUF(a0, a2, ILO), h02 = WSHUF(a0, a2, IHI);
 						VEC l13 = WSHUF(a1, a3, ILO), h13 = WSHUF(a1, a3, IHI);
 						iv[0] = WSHUF(l02, l13, ILO);

@@ -104,6 +104,9 @@ typedef struct wplan {
 	int64_t tasks;               /* batch x blocks x mblocks */
 	int64_t rowlen;              /* floats of one phase row (k-winograd-body.h) */
 	size_t v_floats, prod_floats, phase_floats, slot_floats;
+	/* A relu or clip the output transform applies as it stores (k_clamp). */
+	bool clamp;
+	float lo, hi;
 } wplan;
 
 /* ---- the transforms, per level ---- */
@@ -503,8 +506,12 @@ k_winograd_post(const k_window *w, const void *packed, const float *x, const flo
 	int threads = k_threads_used(slots, ctx);
 	wplan p;
 	wplan_make(w, kr, h->m, threads, &p);
+	/* A relu or clip is applied by the output transform; other activations
+	 * by a pass over each task's tiles. */
+	p.clamp = k_post_clamp(post, &p.lo, &p.hi);
 	wargs a = { .p = &p, .lv = level_of((k_isa)h->isa, p.tw), .u = (const float *)(h + 1), .freq_floats = h->freq_floats,
-		    .x = x, .bias = bias, .post = post != NULL && post->on ? post : NULL, .y = y, .scratch = scratch };
+		    .x = x, .bias = bias, .post = post != NULL && post->on && !p.clamp ? post : NULL, .y = y,
+		    .scratch = scratch };
 	a.chunks = k_min64(p.tasks, threads);
 	k_parallel_for(ctx, a.chunks, 1, wino_chunks, &a);
 }

@@ -107,6 +107,8 @@ Test(k_post, every_path_every_level)
 		{ .on = true, .act = K_ACT_RELU },
 		{ .on = true, .act = K_ACT_CLIP, .a = 0.0f, .b = 0.25f },
 		{ .on = true, .act = K_ACT_CLIP, .a = -0.1f, .b = 0.05f },
+		/* Not a clamp: a pass over what each path has written. */
+		{ .on = true, .act = K_ACT_LEAKY_RELU, .a = 0.125f },
 	};
 	k_isa before = k_cpu_isa();
 	int levels = 0;
