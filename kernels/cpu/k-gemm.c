@@ -13,6 +13,7 @@
 
 #include "k-nn.h"
 #include "k-sgemm.h"
+#include "k-int.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -339,6 +340,86 @@ k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *
 	if (grain * work < 65536)
 		grain = (65536 + work - 1) / work;
 	k_parallel_for(ctx, m, grain, fc_range, &a);
+}
+
+/* ---- pointwise convolution, channels last ---- */
+
+/* Which tiles an NHWC pointwise product of positions x cout takes: of the
+ * level's kernels (main, narrow, few rows), the one whose tiles waste
+ * least, the main one unless another saves more than a twentieth. */
+static const k_gemm_kernel *
+pw_kernel(k_isa isa, int64_t positions, int64_t cout)
+{
+	const k_gemm_kernel *main_kr = k_gemm_kernel_of(isa);
+	if (main_kr == NULL)
+		main_kr = &k_gemm_kernel_portable;
+	const k_gemm_kernel *best = main_kr;
+	double best_use = 0.0;
+	const k_gemm_kernel *all[3] = { main_kr, main_kr->narrow, main_kr->few_rows };
+	for (int i = 0; i < 3; i++) {
+		const k_gemm_kernel *kr = all[i];
+		if (kr == NULL)
+			continue;
+		double use = (double)positions * (double)cout /
+		             ((double)k_round_up(positions, kr->mr) * (double)k_round_up(cout, kr->nr));
+		if (i == 0 || use > 1.05 * best_use) {
+			best = kr;
+			best_use = use;
+		}
+	}
+	return best;
+}
+
+size_t
+k_pointwise_nhwc_packed_bytes(int64_t positions, int64_t cin, int64_t cout)
+{
+	if (positions <= 0 || cout <= 0 || cin < 0)
+		return 0;
+	return sizeof(fc_packed_head) + k_sgemm_packed_b_bytes(pw_kernel(k_cpu_isa(), positions, cout), cin, cout);
+}
+
+void
+k_pointwise_nhwc_pack(int64_t positions, int64_t cin, int64_t cout, const float *w, void *packed)
+{
+	const k_gemm_kernel *kr = pw_kernel(k_cpu_isa(), positions, cout);
+	fc_packed_head *h = packed;
+	*h = (fc_packed_head){ .magic = FC_MAGIC, .isa = (int32_t)kr->isa, .nr = kr->nr, .k = cin, .m = cout };
+	k_matrix wt = { w, 1, cin }; /* w^T: element (t, j) is w[j * cin + t] */
+	k_sgemm_pack_b(kr, cin, cout, wt, (float *)(h + 1));
+}
+
+size_t
+k_pointwise_nhwc_scratch_bytes(int64_t positions, int64_t cin, int64_t cout, int slots)
+{
+	static const float placeholder;
+	if (positions <= 0 || cout <= 0 || cin < 0)
+		return 0;
+	k_sgemm_op op = fc_op(positions, cin, cout, NULL, &placeholder, NULL, NULL);
+	return k_sgemm_parallel_scratch_bytes(pw_kernel(k_cpu_isa(), positions, cout), &op, slots);
+}
+
+void
+k_pointwise_nhwc(int64_t positions, int64_t cin, int64_t cout, const float *x, const void *packed,
+                 const float *bias, float *y, void *scratch, int slots, const k_post *post,
+                 const st_exec_ctx *ctx)
+{
+	if (positions <= 0 || cout <= 0)
+		return;
+	const fc_packed_head *h = packed;
+	assert(h->magic == FC_MAGIC && h->k == cin && h->m == cout);
+	k_sgemm_op op = fc_op(positions, cin, cout, x, (const float *)(h + 1), bias, y);
+	op.clamp = k_post_clamp(post, &op.lo, &op.hi);
+	op.a_in_place = true;
+	k_sgemm_parallel(k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr), &op, scratch, slots, ctx);
+	if (post != NULL && post->on && !op.clamp)
+		k_activation(post->act, post->a, post->b, y, positions * cout);
+}
+
+void
+k_pointwise_nhwc_ref(int64_t positions, int64_t cin, int64_t cout, const float *x, const float *w,
+                     const float *bias, float *y)
+{
+	k_fully_connected_ref(positions, cin, cout, x, w, bias, y);
 }
 
 /* ---- matrix multiply ---- */

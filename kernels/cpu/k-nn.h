@@ -235,6 +235,25 @@ size_t k_deconv_scratch_bytes(const k_window *g, int slots);
 void k_deconv(const k_window *g, const float *x, const float *weights, const float *bias, float *y,
               void *scratch, int slots, const st_exec_ctx *ctx);
 
+/*
+ * (k-gemm.c) A 1x1, stride-1, unpadded convolution on channels-last
+ * tensors: for each of `positions` positions (batch x spatial) y's cout
+ * channels are w (cout x cin, as the layer stores its filter) times x's cin
+ * channels, plus bias (cout values or NULL), then post (relu and clip as
+ * the tiles store them, other activations over y after). The filters are
+ * packed once at prepare, for the SIMD level in use and `positions`, into
+ * 64-byte aligned memory the caller owns; the scratch is for any thread
+ * count up to slots. The reference is the plain fully connected product.
+ */
+size_t k_pointwise_nhwc_packed_bytes(int64_t positions, int64_t cin, int64_t cout);
+void k_pointwise_nhwc_pack(int64_t positions, int64_t cin, int64_t cout, const float *w, void *packed);
+size_t k_pointwise_nhwc_scratch_bytes(int64_t positions, int64_t cin, int64_t cout, int slots);
+void k_pointwise_nhwc(int64_t positions, int64_t cin, int64_t cout, const float *x, const void *packed,
+                      const float *bias, float *y, void *scratch, int slots, const k_post *post,
+                      const st_exec_ctx *ctx);
+void k_pointwise_nhwc_ref(int64_t positions, int64_t cin, int64_t cout, const float *x, const float *w,
+                          const float *bias, float *y);
+
 /* ---- k-dwconv.c: direct convolutions ---- */
 
 /*

@@ -15,13 +15,14 @@
 
 #define NR (NV * VLEN)
 
-#define TILE_STEP(ap, bp)                                                          \
+/* One step: row r's value of A at ap + r * as. */
+#define TILE_STEP(ap, as, bp)                                                      \
 	do {                                                                       \
 		VEC bv_[NV];                                                       \
 		_Pragma("GCC unroll 8") for (int j_ = 0; j_ < NV; j_++)            \
 			bv_[j_] = V_LOADU((bp) + j_ * VLEN);                       \
 		_Pragma("GCC unroll 32") for (int r_ = 0; r_ < MR; r_++) {         \
-			VEC av_ = V_BCAST((ap) + r_);                              \
+			VEC av_ = V_BCAST((ap) + r_ * (as));                       \
 			_Pragma("GCC unroll 8") for (int j_ = 0; j_ < NV; j_++)    \
 				acc[r_][j_] = V_FMA(av_, bv_[j_], acc[r_][j_]);    \
 		}                                                                  \
@@ -35,16 +36,21 @@ TILE_FN(const k_tile *t)
 		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
 			acc[r][j] = V_ZERO();
 	const float *a = t->a;
-	int64_t depth = t->depth;
-	if (t->b_offsets == NULL) {
+	int64_t depth = t->depth, lda = t->lda;
+	if (lda != 0) {
+		/* A where it lies: MR rows lda apart, each read along its steps. */
+		const float *b = t->b;
+		for (int64_t s = 0; s < depth; s++, a++, b += NR)
+			TILE_STEP(a, lda, b);
+	} else if (t->b_offsets == NULL) {
 		const float *b = t->b;
 		for (int64_t s = 0; s < depth; s++, a += MR, b += NR)
-			TILE_STEP(a, b);
+			TILE_STEP(a, 1, b);
 	} else {
 		const float *base = t->b;
 		const int32_t *off = t->b_offsets;
 		for (int64_t s = 0; s < depth; s++, a += MR)
-			TILE_STEP(a, base + off[s]);
+			TILE_STEP(a, 1, base + off[s]);
 	}
 	float *c = t->c;
 	bool clamp = t->clamp;

@@ -296,7 +296,7 @@ empty_product(const k_sgemm_op *op, int64_t i0, int64_t i1, int64_t j0, int64_t 
 				v += op->row_bias[i];
 			if (op->col_bias)
 				v += op->col_bias[j];
-			row[j] = v;
+			row[j] = op->clamp ? k_clamp(v, op->lo, op->hi) : v;
 		}
 	}
 }
@@ -330,12 +330,16 @@ k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t
 		int64_t mc = k_min64(mc_most, i1 - ic);
 		for (int64_t pc = 0; pc < k; pc += kc) {
 			int64_t depth = k_min64(kc, k - pc);
-			bool first = pc == 0;
+			bool first = pc == 0, last = pc + depth >= k;
 			const float *ap;
 			int64_t a_step;
+			bool in_place = op->a_in_place && !op->a_packed;
 			if (op->a_packed) {
 				ap = op->a_packed + ic / mr * k * mr + pc * mr;
 				a_step = k * mr;
+			} else if (in_place) {
+				ap = op->a.data + ic * op->a.rs + pc;
+				a_step = mr * op->a.rs;
 			} else {
 				k_sgemm_pack_a_block(kr, op->a, op->m, ic, mc, pc, depth, a_buf);
 				ap = a_buf;
@@ -355,10 +359,19 @@ k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t
 				}
 				for (int64_t ir = 0; ir < mc; ir += mr) {
 					int rows = (int)k_min64(mr, mc - ir);
+					const float *at = ap + ir / mr * a_step;
+					int64_t lda = in_place ? op->a.rs : 0;
+					if (in_place && rows < mr) {
+						/* Past the last row: pack these rows, zero below. */
+						k_sgemm_pack_a_block(kr, op->a, op->m, ic + ir, rows, pc, depth, a_buf);
+						at = a_buf;
+						lda = 0;
+					}
 					k_tile t = {
-						.depth = depth, .a = ap + ir / mr * a_step, .ldc = op->ldc,
+						.depth = depth, .a = at, .lda = lda, .ldc = op->ldc,
 						.load_c = !first || op->accumulate,
 						.row_bias = first && op->row_bias ? op->row_bias + ic + ir : NULL,
+						.clamp = last && op->clamp, .lo = op->lo, .hi = op->hi,
 					};
 					for (int64_t jr = 0; jr < nc; jr += nr) {
 						int cols = (int)k_min64(nr, nc - jr);
@@ -468,7 +481,7 @@ k_sgemm_ref(const k_sgemm_op *op)
 				sum += op->row_bias[i];
 			if (op->col_bias)
 				sum += op->col_bias[j];
-			*c = (float)sum;
+			*c = op->clamp ? k_clamp((float)sum, op->lo, op->hi) : (float)sum;
 		}
 	}
 }

@@ -38,7 +38,8 @@ typedef struct k_matrix {
  */
 typedef struct k_tile {
 	int64_t depth;
-	const float *a;           /* a packed A panel, at its first step */
+	const float *a;           /* a packed A panel, at its first step; or see lda */
+	int64_t lda;              /* 0, or A read where it lies: step s of row r at a[r * lda + s] */
 	const float *b;           /* a packed B panel, or the base of b_offsets */
 	const int32_t *b_offsets; /* NULL, or step t's nr values at b + b_offsets[t], any alignment */
 	float *c;
@@ -155,6 +156,13 @@ typedef struct k_sgemm_op {
 	const float *row_bias;   /* m values, one per row of C, or NULL */
 	const float *col_bias;   /* n values, one per column, or NULL */
 	bool accumulate;
+	/* A is read where it lies (a.cs must be 1), rows a.rs apart, instead of
+	 * being packed: for products whose A is read once, such as a pointwise
+	 * convolution channels last, where packing would cost as much as the
+	 * product. A last panel of fewer than mr rows is packed still. */
+	bool a_in_place;
+	bool clamp;              /* k_clamp to [lo, hi] as the results are stored */
+	float lo, hi;
 } k_sgemm_op;
 
 /* Scratch one thread needs for op (64-byte aligned when given). */

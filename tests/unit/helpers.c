@@ -247,10 +247,22 @@ test_layer_free(test_layer *out)
 bool
 test_allclose(const float *a, const float *b, int64_t n, double rtol, char *why, size_t size)
 {
+	return test_allclose_scaled(a, b, n, rtol, test_max_abs(b, n), why, size);
+}
+
+double
+test_max_abs(const float *b, int64_t n)
+{
 	double max_b = 0;
 	for (int64_t i = 0; i < n; i++)
 		max_b = fmax(max_b, fabs((double)b[i]));
-	double atol = rtol * max_b, worst = -1;
+	return max_b;
+}
+
+bool
+test_allclose_scaled(const float *a, const float *b, int64_t n, double rtol, double scale, char *why, size_t size)
+{
+	double atol = rtol * scale, worst = -1;
 	int64_t at = -1;
 	for (int64_t i = 0; i < n; i++) {
 		double diff = fabs((double)a[i] - (double)b[i]);

@@ -65,6 +65,12 @@ void test_layer_free(test_layer *out);
 /* |a - b| <= atol + rtol * |b| element by element, with atol = rtol * max|b|
  * (ARCHITECTURE.md); on failure writes the worst element into why. */
 bool test_allclose(const float *a, const float *b, int64_t n, double rtol, char *why, size_t size);
+/* The same with atol = rtol * scale: for results clamped after the sums,
+ * whose error comes from the scale of the unclamped values. */
+bool test_allclose_scaled(const float *a, const float *b, int64_t n, double rtol, double scale, char *why,
+                          size_t size);
+/* max |b[i]|. */
+double test_max_abs(const float *b, int64_t n);
 
 /* Seeded random data for the kernel tests: a xorshift64 state (any seed
  * but 0). */

@@ -1132,3 +1132,62 @@ Test(k_nn, perf_conv3x3_64x56x56)
 	        one, gflop / one * 1e3, both, gflop / both * 1e3);
 	free(x), free(filters), free(y);
 }
+
+/* The pointwise convolution on channels-last tensors against its reference
+ * (the fully connected product, in double), at every SIMD level, serially
+ * and on threads, with relu and clip applied as the tiles store and another
+ * activation after (the bound scaled by the unclamped results): shapes
+ * around every tile size, and MobileNetV2's. */
+Test(k_nn, pointwise_nhwc_matches_reference)
+{
+	test_rng r = { 0x70717731u };
+	int64_t shapes[][3] = {
+		{ 1, 1, 1 },      { 7, 5, 3 },       { 49, 960, 160 }, { 49, 160, 960 }, { 196, 384, 64 },
+		{ 196, 64, 384 }, { 784, 192, 32 },  { 784, 32, 192 }, { 169, 512, 1000 }, { 50, 17, 65 },
+		{ 97, 300, 24 },  { 3136, 24, 144 }, { 15, 1, 33 },     { 2, 1000, 2 },
+	};
+	const k_post posts[] = {
+		{ .on = false },
+		{ .on = true, .act = K_ACT_RELU },
+		{ .on = true, .act = K_ACT_CLIP, .a = -0.2f, .b = 0.3f },
+		{ .on = true, .act = K_ACT_LEAKY_RELU, .a = 0.25f },
+	};
+	k_isa before = k_cpu_isa();
+	k_isa levels[K_ISA_COUNT];
+	int n_levels = isa_levels(levels);
+	for (int l = 0; l < n_levels; l++) {
+		cr_assert_eq(k_cpu_isa_force(levels[l]), 0);
+		for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+			int64_t p = shapes[i][0], cin = shapes[i][1], cout = shapes[i][2];
+			float *x = test_random_floats(&r, p * cin), *w = test_random_floats(&r, cout * cin);
+			float *b = test_random_floats(&r, cout);
+			float *want = malloc(sizeof *want * (size_t)(p * cout)), *got = malloc(sizeof *got * (size_t)(p * cout));
+			size_t pb = k_pointwise_nhwc_packed_bytes(p, cin, cout);
+			void *packed = aligned_alloc(64, (pb + 63) / 64 * 64);
+			cr_assert(want && got && packed);
+			k_pointwise_nhwc_pack(p, cin, cout, w, packed);
+			for (size_t k = 0; k < sizeof posts / sizeof posts[0]; k++) {
+				k_pointwise_nhwc_ref(p, cin, cout, x, w, i % 2 ? b : NULL, want);
+				double scale = test_max_abs(want, p * cout);
+				if (posts[k].on)
+					k_activation(posts[k].act, posts[k].a, posts[k].b, want, p * cout);
+				for (int threads = 1; threads <= 3; threads += 2) {
+					st_exec_ctx ctx = { .n_threads = threads, .parallel_for = test_threads_run };
+					size_t sb = k_pointwise_nhwc_scratch_bytes(p, cin, cout, threads);
+					unsigned char *scratch = test_scratch_new(sb);
+					memset(got, 0x7f, sizeof *got * (size_t)(p * cout));
+					k_pointwise_nhwc(p, cin, cout, x, packed, i % 2 ? b : NULL, got, scratch, threads, &posts[k],
+					                 threads > 1 ? &ctx : NULL);
+					char what[160], why[256];
+					snprintf(what, sizeof what, "%s, %lld positions, %lld -> %lld, post %zu, %d thread(s)",
+					         k_cpu_isa_name(levels[l]), (long long)p, (long long)cin, (long long)cout, k, threads);
+					test_scratch_free(scratch, sb, what);
+					cr_assert(test_allclose_scaled(got, want, p * cout, 1e-5, scale, why, sizeof why), "%s: %s", what,
+					          why);
+				}
+			}
+			free(x), free(w), free(b), free(want), free(got), free(packed);
+		}
+	}
+	k_cpu_isa_force(before);
+}
