@@ -145,6 +145,10 @@ print_man(FILE *out)
 	roff(out, "0 turns off fusion in CPU plans: batch norm folded into the convolution before it, "
 	          "and the residual add and activation run on that convolution's output. For "
 	          "comparisons.\n");
+	fprintf(out, ".TP\n.B STRATA_LAYOUTS\n");
+	roff(out, "fixed keeps every step of an fp32-nchw CPU plan in NCHW. Unset, the std convolution "
+	          "runs small depthwise layers, and the 1x1 and depthwise layers after them, channels last "
+	          "(NHWC), converting once at each end of such a chain. For comparisons.\n");
 	fprintf(out, ".TP\n.B STRATA_KERNELS\n");
 	roff(out, "reference runs convolutions and normalisations (std and XWN plugins) on plain reference loops instead of the fast "
 	          "CPU kernels (slow; for checking them).\n");

@@ -35,9 +35,11 @@ extern "C" {
  * api->abi_minor (which an earlier host leaves unfilled: ST_HOST_HAS).
  * Minor 3 added expansions (a layer type's parts as ordinary layers) and
  * blocks (ready-made chains of layers): api->register_expansion,
- * api->register_block and the api->expand_* calls.
+ * api->register_block and the api->expand_* calls. Minor 4 added the
+ * layout choice per layer: ST_IMPL_CHOOSES_LAYOUT and
+ * st_impl_desc.choose_layout, which a host reads only under that flag.
  */
-#define ST_PLUGIN_ABI_MINOR 3u
+#define ST_PLUGIN_ABI_MINOR 4u
 
 #define ST_MAX_RANK 8     /* tensors have rank 0 to 8 */
 #define ST_MAX_OUTPUTS 64 /* most outputs one layer may have */
@@ -231,6 +233,10 @@ struct st_exec_ctx {
  * other activations being left to the host. Both are idempotent, so a host
  * from before this flag, which applies them again, gets the same result. */
 #define ST_IMPL_FUSES_RELU_CLIP 0x4u
+/* ABI 2.4: the descriptor has choose_layout, which picks the layout of each
+ * layer (the host reads that member only under this flag, so descriptors
+ * from before it, which lack the member, stay valid). */
+#define ST_IMPL_CHOOSES_LAYOUT 0x8u
 
 #define ST_LAYOUT_BIT(l) (1u << (l))
 #define ST_DTYPE_BIT(t) (1u << (t))
@@ -252,6 +258,17 @@ typedef struct st_impl_desc {
 	int (*prepare)(st_exec_layer *L, const st_host_api *api);
 	int (*run)(st_exec_layer *L, const st_exec_ctx *ctx);
 	void (*release)(st_exec_layer *L);
+	/*
+	 * ABI 2.4, read only when flags has ST_IMPL_CHOOSES_LAYOUT. Called when
+	 * a plan whose layouts are the host's to choose is built: L has its
+	 * name, desc, params, weights and the shapes of its inputs and outputs,
+	 * no data, no state; each input's layout is the one its producer left
+	 * it in. Returns the layout to run L in, one of `layouts`: the host
+	 * converts the inputs to it (where they differ) and the outputs stay in
+	 * it for the next layers. Where a layout is the user's choice (a plan
+	 * format naming one), the host does not ask.
+	 */
+	st_layout (*choose_layout)(const st_exec_layer *L);
 } st_impl_desc;
 
 /*

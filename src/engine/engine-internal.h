@@ -96,6 +96,8 @@ struct st_plan {
 	st_tensor_format format;
 	st_dtype float_dtype;
 	st_layout layout;
+	/* Implementations choose each step's layout (st_plan_options.fixed_layouts). */
+	bool layouts_chosen;
 
 	layer_slot *slots;       /* in execution order */
 	int n_slots;

@@ -223,6 +223,44 @@ converted(st_plan *p, int src, st_dtype dtype, st_layout layout, layer_slot *slo
 	return dst;
 }
 
+/*
+ * The layout an implementation that chooses picks for the layer of slot,
+ * its inputs being tensors in[] (-1 for none); fallback where it picks one
+ * it did not declare. The view it gets has shapes, layouts, parameters and
+ * weights, no data.
+ */
+static st_layout
+chosen_layout(const st_plan *p, const layer_slot *slot, const int *in, st_layout fallback)
+{
+	const st_layer *l = slot->layer;
+	int n_in = l->n_inputs, n_out = slot->n_outputs;
+	st_tensor *ins = st_xcalloc((size_t)(n_in ? n_in : 1), sizeof *ins);
+	st_tensor *outs = st_xcalloc((size_t)(n_out ? n_out : 1), sizeof *outs);
+	for (int k = 0; k < n_in; k++) {
+		if (in[k] >= 0) {
+			ins[k].shape = p->tensors[in[k]].t.shape;
+			ins[k].layout = p->tensors[in[k]].t.layout;
+		}
+	}
+	for (int k = 0; k < n_out; k++)
+		outs[k].shape = slot->outputs[k];
+	st_exec_layer L = { .name = l->name, .desc = l->type->desc, .params = slot->params, .n_inputs = n_in,
+		            .inputs = ins, .n_outputs = n_out, .outputs = outs, .n_weights = slot->n_weights,
+		            .weights = slot->weights, .act = l->act.type ? l->act.type->desc : NULL,
+		            .act_params = l->act.type ? l->act.coef.values : NULL };
+	if (slot->fuse_bn >= 0) {
+		L.params = slot->fold_params;
+		L.n_weights = 2;
+		L.weights = slot->fold_weights;
+	}
+	st_layout got = slot->impl->choose_layout(&L);
+	free(ins);
+	free(outs);
+	if (got < 0 || got >= ST_LAYOUT_COUNT || !(slot->impl->layouts & ST_LAYOUT_BIT(got)))
+		return fallback;
+	return got;
+}
+
 /* The float dtype and layout a layer's implementation computes in. */
 static int
 step_format(const st_plan *p, const layer_slot *slot, st_dtype *dtype, st_layout *layout, st_diag *d)
@@ -474,11 +512,18 @@ plan_build(st_plan *p, st_diag *d)
 		int *in = st_xcalloc((size_t)(n_in ? n_in : 1), sizeof *in);
 		for (int k = 0; k < n_in; k++) {
 			st_port port = l->inputs[k];
-			if (port.layer == NULL) {
-				in[k] = -1;
+			in[k] = port.layer == NULL ? -1 : p->slots[slot_of(p, port.layer)].out_tensor[port.output];
+		}
+		/* An implementation that chooses is asked, except in a plan kept
+		 * NCHW: in one chosen by layer, and in a channels-last plan, where
+		 * it says which layers it runs channels last (the others are
+		 * converted around, as for implementations without NHWC). */
+		if ((impl->flags & ST_IMPL_CHOOSES_LAYOUT) && (p->layouts_chosen || p->layout != ST_LAYOUT_NCHW))
+			layout = chosen_layout(p, slot, in, layout);
+		for (int k = 0; k < n_in; k++) {
+			if (in[k] < 0)
 				continue;
-			}
-			int src = p->slots[slot_of(p, port.layer)].out_tensor[port.output];
+			int src = in[k];
 			st_dtype want = p->tensors[src].t.shape.dtype;
 			if (is_float(want))
 				want = fdtype;
@@ -519,7 +564,7 @@ plan_build(st_plan *p, st_diag *d)
 			st_dtype natural = p->tensors[produced].t.shape.dtype;
 			if (is_float(natural))
 				natural = p->float_dtype;
-			slot->out_tensor[k] = converted(p, produced, natural, p->layout, slot);
+			slot->out_tensor[k] = converted(p, produced, natural, p->layouts_chosen ? layout : p->layout, slot);
 		}
 		st = &p->steps[step_index]; /* adding conversions may have moved the steps */
 		st->in_view = st_xcalloc((size_t)(n_in ? n_in : 1), sizeof *st->in_view);
@@ -638,6 +683,9 @@ st_plan_compile(const st_graph *g, const st_plan_options *opt, st_diag *d)
 	                               : (st_tensor_format)g->network.values[ST_NET_TENSOR_FORMAT].i;
 	p->float_dtype = format_is_fp16(p->format) ? ST_DTYPE_FLOAT16 : ST_DTYPE_FLOAT32;
 	p->layout = format_layout(p->format);
+	const char *layouts = getenv("STRATA_LAYOUTS");
+	p->layouts_chosen = p->format == ST_FORMAT_FP32_NCHW && !p->opt.fixed_layouts &&
+	                    !(layouts != NULL && strcmp(layouts, "fixed") == 0);
 	if (strcmp(p->backend, "cpu") != 0) {
 		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "the %s backend is not available in this build",
 		            p->backend);

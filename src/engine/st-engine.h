@@ -26,6 +26,12 @@ typedef struct st_plan_options {
 	 * into convolutions, adds and activations not applied right after
 	 * them). STRATA_FUSE=0 in the environment does the same. */
 	bool no_fusion;
+	/* Every step in the format's layout. Otherwise, in an fp32-nchw plan,
+	 * implementations that choose (ST_IMPL_CHOOSES_LAYOUT) may run their
+	 * layers channels last, and the tensors between such layers stay so;
+	 * inputs and outputs are NCHW either way. STRATA_LAYOUTS=fixed in the
+	 * environment does the same. */
+	bool fixed_layouts;
 } st_plan_options;
 
 /* What a plan step is. */

@@ -118,6 +118,37 @@ minus_three_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	return 0;
 }
 
+/* plus_channel: y = x + its channel index, which depends on where the
+ * channels lie; so a host that hands it NHWC data labelled NCHW, or the
+ * other way round, gets a wrong answer. */
+static int
+plus_channel_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	(void)ctx;
+	const st_shape *s = &L->inputs[0].shape;
+	const float *x = L->inputs[0].data;
+	float *y = L->outputs[0].data;
+	int64_t n = count(s), channels = s->rank > 1 ? s->dims[1] : 1, plane = 1;
+	for (int i = 2; i < s->rank; i++)
+		plane *= s->dims[i];
+	bool last = L->inputs[0].layout == ST_LAYOUT_NHWC && s->rank >= 3;
+	if (L->outputs[0].layout != L->inputs[0].layout)
+		return -1;
+	for (int64_t i = 0; i < n; i++)
+		y[i] = x[i] + (float)(last ? i % channels : i / plane % channels);
+	return 0;
+}
+
+/* Its choice: the other layout than its input's, so that every step of a
+ * chain of them converts; NCHW below rank 3. */
+static st_layout
+plus_channel_choose(const st_exec_layer *L)
+{
+	if (L->inputs[0].shape.rank < 3)
+		return ST_LAYOUT_NCHW;
+	return L->inputs[0].layout == ST_LAYOUT_NHWC ? ST_LAYOUT_NCHW : ST_LAYOUT_NHWC;
+}
+
 static int
 refuse_prepare(st_exec_layer *L, const st_host_api *api)
 {
@@ -149,6 +180,8 @@ static const st_layer_desc types[] = {
 	  .n_outputs = 1, .flags = ST_LAYER_ACTIVATION, .reshape = same_shape },
 	{ .name = "no_impl", .summary = "has no implementation", .inputs = one, .n_inputs = 1,
 	  .outputs = one, .n_outputs = 1, .reshape = same_shape },
+	{ .name = "plus_channel", .summary = "x + its channel index", .inputs = one, .n_inputs = 1,
+	  .outputs = one, .n_outputs = 1, .reshape = same_shape },
 };
 static const st_impl_desc impls[] = {
 	{ .layer = "add_bias", .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW),
@@ -164,6 +197,13 @@ static const st_impl_desc impls[] = {
 	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .flags = ST_IMPL_FUSES_RELU_CLIP, .run = minus_three_run },
 	{ .layer = "refuser", .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW),
 	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .prepare = refuse_prepare, .run = twice_run },
+	{ .layer = "plus_channel", .backend = "cpu",
+	  .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW) | ST_LAYOUT_BIT(ST_LAYOUT_NHWC),
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .flags = ST_IMPL_CHOOSES_LAYOUT, .run = plus_channel_run,
+	  .choose_layout = plus_channel_choose },
+	/* Says it chooses but cannot: refused (no_impl stays without one). */
+	{ .layer = "no_impl", .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW),
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .flags = ST_IMPL_CHOOSES_LAYOUT, .run = twice_run },
 };
 static const st_param_desc no_params[1];
 static const st_activation_desc negate_desc = { .name = "negate_test", .summary = "-x (tests)",

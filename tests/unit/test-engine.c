@@ -188,6 +188,94 @@ Test(engine, layouts_are_converted_around_implementations)
 	st_session_free(s);
 }
 
+/* The format of the step that runs layer `name`. */
+static st_tensor_format
+step_format_of(const st_plan *p, const st_session *s, const char *name)
+{
+	const st_layer *l = st_graph_find(st_session_graph((st_session *)s), name);
+	for (int i = 0; i < st_plan_step_count(p); i++) {
+		st_step_info info;
+		st_plan_step(p, i, &info);
+		if (info.kind == ST_STEP_LAYER && info.layer == l)
+			return info.format;
+	}
+	cr_assert_fail("no step runs %s", name);
+	return ST_FORMAT_FP32_NCHW;
+}
+
+/* Runs a chain of three plus_channel layers (each picks the layout its
+ * input does not have) compiled with opt and checks x + 3 c. */
+static st_plan *
+plus_channel_chain(st_session *s, const st_plan_options *opt)
+{
+	st_diag d;
+	st_diag_init(&d);
+	st_plan *p = st_plan_compile(st_session_graph(s), opt, &d);
+	cr_assert_not_null(p, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	bind_random(p);
+	feed_ramp(p, st_plan_input_shape(p, 0));
+	int64_t n;
+	float *y = run_and_get(p, &n);
+	for (int64_t i = 0; i < n; i++)
+		cr_assert_eq(y[i], (float)i + 3.0f * (float)(i / 20 % 3), "element %lld: %g", (long long)i, y[i]);
+	free(y);
+	return p;
+}
+
+Test(engine, layouts_chosen_by_implementations)
+{
+	st_session *s = model("add input data; set data dims 3x4x5; add plus_channel a; connect data a;"
+	                      "add plus_channel b; connect a b; add plus_channel c; connect b c;"
+	                      "add output out; connect c out");
+	/* fp32-nchw: each asked, each output stays in the layout it chose. */
+	st_plan_options opt = { .format = ST_FORMAT_FP32_NCHW, .threads = 1 };
+	st_plan *p = plus_channel_chain(s, &opt);
+	cr_assert_eq(step_format_of(p, s, "a"), ST_FORMAT_FP32_NHWC);
+	cr_assert_eq(step_format_of(p, s, "b"), ST_FORMAT_FP32_NCHW);
+	cr_assert_eq(step_format_of(p, s, "c"), ST_FORMAT_FP32_NHWC);
+	cr_assert_eq(count_conversions(p, "fp32-nchw -> fp32-nhwc"), 2, "into a and c");
+	cr_assert_eq(count_conversions(p, "fp32-nhwc -> fp32-nchw"), 1, "into b");
+	st_plan_free(p);
+	/* Kept NCHW: nobody is asked. */
+	opt.fixed_layouts = true;
+	p = plus_channel_chain(s, &opt);
+	cr_assert_eq(count_conversions(p, NULL), 0);
+	cr_assert_eq(step_format_of(p, s, "a"), ST_FORMAT_FP32_NCHW);
+	st_plan_free(p);
+	opt.fixed_layouts = false;
+	setenv("STRATA_LAYOUTS", "fixed", 1);
+	p = plus_channel_chain(s, &opt);
+	cr_assert_eq(count_conversions(p, NULL), 0, "STRATA_LAYOUTS=fixed");
+	st_plan_free(p);
+	unsetenv("STRATA_LAYOUTS");
+	/* fp32-nhwc: asked too, and the outputs go back to the plan's layout. */
+	opt.format = ST_FORMAT_FP32_NHWC;
+	p = plus_channel_chain(s, &opt);
+	cr_assert_eq(step_format_of(p, s, "a"), ST_FORMAT_FP32_NCHW);
+	cr_assert_eq(step_format_of(p, s, "b"), ST_FORMAT_FP32_NCHW);
+	cr_assert_eq(count_conversions(p, "fp32-nhwc -> fp32-nchw"), 3);
+	st_plan_free(p);
+	st_session_free(s);
+}
+
+Test(engine, an_implementation_that_cannot_choose_is_refused)
+{
+	st_registry *r = registry();
+	const st_plugin *pl = NULL;
+	for (int i = 0; i < r->n_plugins; i++) {
+		if (r->plugins[i]->name != NULL && strcmp(r->plugins[i]->name, "engine_test") == 0)
+			pl = r->plugins[i];
+	}
+	cr_assert_not_null(pl);
+	bool said = false;
+	for (int i = 0; i < pl->n_notes; i++)
+		said |= strcmp(pl->notes[i], "the cpu implementation of 'no_impl' refused: it says it chooses layouts "
+		                             "but has no choose_layout") == 0;
+	cr_assert(said, "no note on the refused implementation");
+	cr_assert_null(st_registry_find_impl(r, "no_impl", "cpu"));
+}
+
 Test(engine, fp16_storage_with_fp32_compute)
 {
 	st_session *s = model("add input data; set data dims 8; add triple t; connect data t;"
