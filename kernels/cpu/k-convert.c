@@ -411,9 +411,79 @@ k_float_fits(float v, st_dtype t)
 
 /* ---- layouts ---- */
 
+/*
+ * 4-byte elements of `count` matrices of rows x cols each, transposed into
+ * cols x rows: the layout conversions of float32 tensors, with the batch
+ * as the matrices. Tiles of 16 x 16 (a 1 KiB block read and one written,
+ * both in L1) instead of the gather's element at a time: MobileNetV2's
+ * 192 x 784 conversion took 68 us that way.
+ */
+#define TRANSPOSE_TILE 16
+
+typedef struct transpose_job {
+	const uint32_t *src;
+	uint32_t *dst;
+	int64_t rows, cols, row_tiles;
+} transpose_job;
+
+static void
+transpose_range(void *arg, int64_t t0, int64_t t1)
+{
+	const transpose_job *j = arg;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t m = t / j->row_tiles, r0 = t % j->row_tiles * TRANSPOSE_TILE;
+		int64_t r1 = r0 + TRANSPOSE_TILE < j->rows ? r0 + TRANSPOSE_TILE : j->rows;
+		const uint32_t *src = j->src + m * j->rows * j->cols;
+		uint32_t *dst = j->dst + m * j->rows * j->cols;
+		for (int64_t c0 = 0; c0 < j->cols; c0 += TRANSPOSE_TILE) {
+			int64_t c1 = c0 + TRANSPOSE_TILE < j->cols ? c0 + TRANSPOSE_TILE : j->cols;
+			if (r1 - r0 == TRANSPOSE_TILE && c1 - c0 == TRANSPOSE_TILE) {
+				for (int c = 0; c < TRANSPOSE_TILE; c++)
+					for (int r = 0; r < TRANSPOSE_TILE; r++)
+						dst[(c0 + c) * j->rows + r0 + r] = src[(r0 + r) * j->cols + c0 + c];
+				continue;
+			}
+			for (int64_t c = c0; c < c1; c++)
+				for (int64_t r = r0; r < r1; r++)
+					dst[c * j->rows + r] = src[r * j->cols + c];
+		}
+	}
+}
+
+static void
+transpose_32(const void *src, void *dst, int64_t count, int64_t rows, int64_t cols, const st_exec_ctx *ctx)
+{
+	if (count <= 0 || rows <= 0 || cols <= 0)
+		return;
+	transpose_job j = { src, dst, rows, cols, (rows + TRANSPOSE_TILE - 1) / TRANSPOSE_TILE };
+	int64_t tiles = count * j.row_tiles;
+	/* A piece of at least some 16 K elements is worth a thread. */
+	int64_t grain = (16384 + TRANSPOSE_TILE * cols - 1) / (TRANSPOSE_TILE * cols);
+	if (ctx != NULL && ctx->parallel_for != NULL && ctx->n_threads > 1)
+		ctx->parallel_for(ctx, tiles, grain, transpose_range, &j);
+	else
+		transpose_range(&j, 0, tiles);
+}
+
+/* N and the product of the spatial axes of an image shape (rank >= 3). */
+static void
+image_sizes(const st_shape *shape, int64_t *n, int64_t *spatial)
+{
+	*n = shape->dims[0];
+	*spatial = 1;
+	for (int k = 2; k < shape->rank; k++)
+		*spatial *= shape->dims[k];
+}
+
 void
 k_nchw_to_nhwc(const void *src, void *dst, const st_shape *shape, size_t elem, const st_exec_ctx *ctx)
 {
+	if (elem == 4 && shape->rank >= 3) {
+		int64_t n, spatial;
+		image_sizes(shape, &n, &spatial);
+		transpose_32(src, dst, n, shape->dims[1], spatial, ctx);
+		return;
+	}
 	/* Logical (N, C, S1..Sk) stored as NCHW; NHWC storage is the transpose
 	 * with C moved last. */
 	int perm[ST_MAX_RANK];
@@ -428,6 +498,12 @@ k_nchw_to_nhwc(const void *src, void *dst, const st_shape *shape, size_t elem, c
 void
 k_nhwc_to_nchw(const void *src, void *dst, const st_shape *shape, size_t elem, const st_exec_ctx *ctx)
 {
+	if (elem == 4 && shape->rank >= 3) {
+		int64_t n, spatial;
+		image_sizes(shape, &n, &spatial);
+		transpose_32(src, dst, n, spatial, shape->dims[1], ctx);
+		return;
+	}
 	/* The stored order is (N, S1..Sk, C): move its last axis to position 1. */
 	st_shape stored = *shape;
 	int r = shape->rank;
