@@ -345,8 +345,9 @@ k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *
 /* ---- pointwise convolution, channels last ---- */
 
 /* Which tiles an NHWC pointwise product of positions x cout takes: of the
- * level's kernels (main, narrow, few rows), the one whose tiles waste
- * least, the main one unless another saves more than a twentieth. */
+ * level's kernels (main, narrow, few rows, 24 columns), the one whose
+ * tiles waste least, the main one unless another saves more than a
+ * twentieth. */
 static const k_gemm_kernel *
 pw_kernel(k_isa isa, int64_t positions, int64_t cout)
 {
@@ -355,8 +356,8 @@ pw_kernel(k_isa isa, int64_t positions, int64_t cout)
 		main_kr = &k_gemm_kernel_portable;
 	const k_gemm_kernel *best = main_kr;
 	double best_use = 0.0;
-	const k_gemm_kernel *all[3] = { main_kr, main_kr->narrow, main_kr->few_rows };
-	for (int i = 0; i < 3; i++) {
+	const k_gemm_kernel *all[4] = { main_kr, main_kr->narrow, main_kr->few_rows, main_kr->cols24 };
+	for (int i = 0; i < 4; i++) {
 		const k_gemm_kernel *kr = all[i];
 		if (kr == NULL)
 			continue;

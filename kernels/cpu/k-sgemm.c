@@ -64,6 +64,8 @@ k_gemm_kernel_by_width(k_isa isa, int nr)
 		return kr->narrow;
 	if (kr->few_rows != NULL && kr->few_rows->nr == nr)
 		return kr->few_rows;
+	if (kr->cols24 != NULL && kr->cols24->nr == nr)
+		return kr->cols24;
 	return NULL;
 }
 

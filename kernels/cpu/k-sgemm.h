@@ -110,6 +110,10 @@ typedef struct k_gemm_kernel {
 	 * rows, such as convolutions on small images with the output positions
 	 * as rows; or NULL. */
 	const struct k_gemm_kernel *few_rows;
+	/* A variant of 24 columns in 8-lane vectors, for products with 24
+	 * columns (MobileNetV2's 24-channel layers channels last), which a
+	 * 16-lane tile covers with a third empty; or NULL. */
+	const struct k_gemm_kernel *cols24;
 } k_gemm_kernel;
 
 /* The kernel of one level, or NULL when this build lacks it. */

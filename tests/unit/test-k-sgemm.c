@@ -30,7 +30,7 @@ levels(k_isa *out)
 	return n;
 }
 
-/* Their kernels, narrow and few-rows variants included. */
+/* Their kernels, narrow, few-rows and 24-column variants included. */
 static int
 kernels(const k_gemm_kernel **out)
 {
@@ -43,6 +43,8 @@ kernels(const k_gemm_kernel **out)
 			out[n++] = kr->narrow;
 		if (kr->few_rows)
 			out[n++] = kr->few_rows;
+		if (kr->cols24)
+			out[n++] = kr->cols24;
 	}
 	return n;
 }
@@ -86,7 +88,7 @@ Test(k_sgemm, isa_force)
 
 Test(k_sgemm, kernel_tables_are_sane)
 {
-	const k_gemm_kernel *all[3 * K_ISA_COUNT];
+	const k_gemm_kernel *all[4 * K_ISA_COUNT];
 	int n = kernels(all);
 	for (int i = 0; i < n; i++) {
 		const k_gemm_kernel *kr = all[i];
@@ -99,6 +101,8 @@ Test(k_sgemm, kernel_tables_are_sane)
 		if (kr->few_rows)
 			cr_assert(kr->few_rows->mr < kr->mr && kr->few_rows->isa == kr->isa &&
 			          kr->few_rows->few_rows == NULL && kr->few_rows->narrow == NULL);
+		if (kr->cols24)
+			cr_assert(kr->cols24->nr == 24 && kr->cols24->isa == kr->isa && kr->cols24->cols24 == NULL);
 	}
 	/* The narrow variant is taken only for few columns. */
 	const k_gemm_kernel *kr = k_gemm_kernel_of(k_cpu_isa_best());
@@ -210,7 +214,7 @@ check_product(const k_gemm_kernel *kr, test_rng *r, int64_t m, int64_t n, int64_
 Test(k_sgemm, edges_match_reference)
 {
 	test_rng r = { 0x51ed2701u };
-	const k_gemm_kernel *all[3 * K_ISA_COUNT];
+	const k_gemm_kernel *all[4 * K_ISA_COUNT];
 	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
 		const k_gemm_kernel *kr = all[l];
@@ -232,7 +236,7 @@ Test(k_sgemm, edges_match_reference)
 Test(k_sgemm, random_shapes_match_reference)
 {
 	test_rng r = { 0x9e3779b97f4a7c15u };
-	const k_gemm_kernel *all[3 * K_ISA_COUNT];
+	const k_gemm_kernel *all[4 * K_ISA_COUNT];
 	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
 		const k_gemm_kernel *kr = all[l];
@@ -247,7 +251,7 @@ Test(k_sgemm, random_shapes_match_reference)
 Test(k_sgemm, each_flag)
 {
 	test_rng r = { 77 };
-	const k_gemm_kernel *all[3 * K_ISA_COUNT];
+	const k_gemm_kernel *all[4 * K_ISA_COUNT];
 	int count = kernels(all);
 	for (int l = 0; l < count; l++) {
 		const k_gemm_kernel *kr = all[l];
