@@ -234,6 +234,82 @@ WN(output_m)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t 
 	}
 }
 
+/*
+ * The same with the lanes running over consecutive tiles of the block
+ * whatever row they are in (a block's tiles are consecutive columns of the
+ * products), for planes of few tiles a row, where lanes along one row
+ * would be mostly empty. The results go through a small buffer: each
+ * lane's m x m outputs to its own tile.
+ */
+K_TARGET static inline __attribute__((always_inline)) void
+WN(output_any_m)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t m0, int64_t m1,
+                 const float *bias, float *y, int m, const float *at)
+{
+	const k_geometry *g = &p->g;
+	int alpha = m + 2;
+	int64_t tw = p->tw, tr = p->tr, fstride = p->mrows * tr, oh = g->out[1], ow = g->out[2];
+	bool clamp = p->clamp;
+	VEC lo = (VEC){ 0 } + p->lo, hi = (VEC){ 0 } + p->hi;
+	/* One output row of every lane's tile: lane l's m values at l * m. */
+	float flat[4 * VL];
+	for (int64_t o = m0; o < m1; o++) {
+		const float *src = prod + (o - m0) * tr;
+		float *out = y + o * g->out_size;
+		float add = bias ? bias[o] : 0.0f;
+		for (int64_t col = 0; col < b1 - b0; col += VL) {
+			int n = (int)k_min64(VL, b1 - b0 - col);
+			VEC s[6][6], t[4][6], r[4][4];
+			_Pragma("GCC unroll 8") for (int i = 0; i < alpha; i++)
+				_Pragma("GCC unroll 8") for (int k = 0; k < alpha; k++)
+					LOADV(s[i][k], src + (i * alpha + k) * fstride + col);
+			_Pragma("GCC unroll 8") for (int k = 0; k < alpha; k++)
+				WN(apply)(at, m, alpha, &s[0][k], 6, &t[0][k], 6);
+			_Pragma("GCC unroll 4") for (int i = 0; i < m; i++) {
+				WN(apply)(at, m, alpha, &t[i][0], 1, &r[i][0], 1);
+				VEC z[4], iv[4];
+				_Pragma("GCC unroll 4") for (int k = 0; k < m; k++) {
+					z[k] = r[i][k] + add;
+					if (clamp)
+						z[k] = WN(clamp)(z[k], lo, hi);
+				}
+				if (m == 2) {
+					iv[0] = WSHUF(z[0], z[1], ILO);
+					iv[1] = WSHUF(z[0], z[1], IHI);
+				} else {
+					VEC l02 = WSHUF(z[0], z[2], ILO), h02 = WSHUF(z[0], z[2], IHI);
+					VEC l13 = WSHUF(z[1], z[3], ILO), h13 = WSHUF(z[1], z[3], IHI);
+					iv[0] = WSHUF(l02, l13, ILO);
+					iv[1] = WSHUF(l02, l13, IHI);
+					iv[2] = WSHUF(h02, h13, ILO);
+					iv[3] = WSHUF(h02, h13, IHI);
+				}
+				_Pragma("GCC unroll 4") for (int v = 0; v < m; v++)
+					memcpy(flat + v * VL, &iv[v], sizeof(VEC));
+				for (int l = 0; l < n; l++) {
+					int64_t b = b0 + col + l, ty = b / tw, tx = b % tw;
+					if (m * ty + i >= oh)
+						continue;
+					float *row = out + (m * ty + i) * ow + m * tx;
+					if (ow - m * tx >= m)
+						memcpy(row, flat + l * m, (size_t)m * sizeof *row);
+					else
+						memcpy(row, flat + l * m, (size_t)(ow - m * tx) * sizeof *row);
+				}
+			}
+		}
+	}
+}
+
+K_TARGET __attribute__((unused)) static void
+WN(output_any)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t m0, int64_t m1,
+               const float *bias, float *y)
+{
+	if (p->m == 2)
+		WN(output_any_m)(p, prod, b0, b1, m0, m1, bias, y, 2, &wino_at2[0][0]);
+	else
+		WN(output_any_m)(p, prod, b0, b1, m0, m1, bias, y, 4, &wino_at4[0][0]);
+}
+
 K_TARGET static void
 WN(output_block)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t m0, int64_t m1,
                  const float *bias, float *y)

@@ -183,13 +183,16 @@ typedef struct wino_level {
 #endif
 
 /*
- * The transforms for level isa and tile rows of tw tiles. Lanes are the
- * tiles of one row, so a vector much wider than the row is mostly wasted:
- * rows under 12 tiles take the 8-lane transforms and rows under 6 the
- * 4-lane ones (a lower level's, which the CPU also runs). On the 13x13
- * layers at F(4,3), 4 tiles a row, that made the layer 1.3 times faster;
- * cuts at 4, 8, 12, 16 and 32 tiles were tried, 12 was best or tied on
- * every shape measured.
+ * The transforms for level isa and tile rows of tw tiles. The input
+ * transform's lanes are the tiles of one row, so a vector much wider than
+ * the row is mostly wasted: rows under 12 tiles take the 8-lane input
+ * transform and rows under 6 the 4-lane one (a lower level's, which the CPU
+ * also runs); on the 13x13 layers at F(4,3), 4 tiles a row, that made the
+ * layer 1.3 times faster (cuts at 4, 8, 12, 16 and 32 tiles were tried, 12
+ * was best or tied on every shape measured). The output transform's lanes
+ * run on over the next tile rows instead (output_any), at the level's full
+ * width: SqueezeNet's four 13x13 layers 1.28 -> 1.02 ms together with 16
+ * lanes, 1.06 with 8.
  */
 static const wino_level *
 level_of(k_isa isa, int64_t tw)
@@ -198,13 +201,16 @@ level_of(k_isa isa, int64_t tw)
 	int lanes = 12;
 #if defined(K_HAVE_AVX512) && (defined(__x86_64__) || defined(__i386__))
 	static const wino_level avx512 = { input_block_avx512, output_block_avx512 };
-	if (isa == K_ISA_AVX512 && tw >= lanes)
-		return &avx512;
+	static const wino_level avx512_small = { input_block_avx2, output_any_avx512 };
+	static const wino_level avx512_smaller = { input_block_portable, output_any_avx512 };
+	if (isa == K_ISA_AVX512)
+		return tw >= lanes ? &avx512 : tw >= lanes / 2 ? &avx512_small : &avx512_smaller;
 #endif
 #if defined(K_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__))
 	static const wino_level avx2 = { input_block_avx2, output_block_avx2 };
-	if (isa >= K_ISA_AVX2 && tw >= lanes / 2)
-		return &avx2;
+	static const wino_level avx2_small = { input_block_portable, output_any_avx2 };
+	if (isa >= K_ISA_AVX2)
+		return tw >= lanes / 2 ? &avx2 : &avx2_small;
 #endif
 	(void)tw;
 	return &portable;
