@@ -266,24 +266,37 @@ k_fully_connected_packed_bytes(int64_t n, int64_t k, int64_t m)
 	return sizeof(fc_packed_head) + k_sgemm_packed_b_bytes(k_gemm_kernel_for(k_cpu_isa(), n, m), k, m);
 }
 
-void
-k_fully_connected_pack(int64_t n, int64_t k, int64_t m, const float *w, void *packed)
+/* w (m x k) packed as B = w^T for kernel kr, behind its header. */
+static void
+pack_weights(const k_gemm_kernel *kr, int64_t k, int64_t m, const float *w, void *packed)
 {
-	const k_gemm_kernel *kr = k_gemm_kernel_for(k_cpu_isa(), n, m);
 	fc_packed_head *h = packed;
 	*h = (fc_packed_head){ .magic = FC_MAGIC, .isa = (int32_t)kr->isa, .nr = kr->nr, .k = k, .m = m };
 	k_matrix wt = { w, 1, k }; /* w^T: element (t, j) is w[j * k + t] */
 	k_sgemm_pack_b(kr, k, m, wt, (float *)(h + 1));
 }
 
+/* Scratch of the product of n rows by packed weights on kernel kr. */
+static size_t
+product_scratch(const k_gemm_kernel *kr, int64_t n, int64_t k, int64_t m, int slots)
+{
+	static const float placeholder;
+	k_sgemm_op op = fc_op(n, k, m, NULL, &placeholder, NULL, NULL);
+	return k_sgemm_parallel_scratch_bytes(kr, &op, slots);
+}
+
+void
+k_fully_connected_pack(int64_t n, int64_t k, int64_t m, const float *w, void *packed)
+{
+	pack_weights(k_gemm_kernel_for(k_cpu_isa(), n, m), k, m, w, packed);
+}
+
 size_t
 k_fully_connected_scratch_bytes(int64_t n, int64_t k, int64_t m, int slots)
 {
-	static const float placeholder;
 	if (k_fully_connected_packed_bytes(n, k, m) == 0)
 		return 0;
-	k_sgemm_op op = fc_op(n, k, m, NULL, &placeholder, NULL, NULL);
-	return k_sgemm_parallel_scratch_bytes(k_gemm_kernel_for(k_cpu_isa(), n, m), &op, slots);
+	return product_scratch(k_gemm_kernel_for(k_cpu_isa(), n, m), n, k, m, slots);
 }
 
 typedef struct fc_args {
@@ -382,21 +395,15 @@ k_pointwise_nhwc_packed_bytes(int64_t positions, int64_t cin, int64_t cout)
 void
 k_pointwise_nhwc_pack(int64_t positions, int64_t cin, int64_t cout, const float *w, void *packed)
 {
-	const k_gemm_kernel *kr = pw_kernel(k_cpu_isa(), positions, cout);
-	fc_packed_head *h = packed;
-	*h = (fc_packed_head){ .magic = FC_MAGIC, .isa = (int32_t)kr->isa, .nr = kr->nr, .k = cin, .m = cout };
-	k_matrix wt = { w, 1, cin }; /* w^T: element (t, j) is w[j * cin + t] */
-	k_sgemm_pack_b(kr, cin, cout, wt, (float *)(h + 1));
+	pack_weights(pw_kernel(k_cpu_isa(), positions, cout), cin, cout, w, packed);
 }
 
 size_t
 k_pointwise_nhwc_scratch_bytes(int64_t positions, int64_t cin, int64_t cout, int slots)
 {
-	static const float placeholder;
 	if (positions <= 0 || cout <= 0 || cin < 0)
 		return 0;
-	k_sgemm_op op = fc_op(positions, cin, cout, NULL, &placeholder, NULL, NULL);
-	return k_sgemm_parallel_scratch_bytes(pw_kernel(k_cpu_isa(), positions, cout), &op, slots);
+	return product_scratch(pw_kernel(k_cpu_isa(), positions, cout), positions, cin, cout, slots);
 }
 
 void

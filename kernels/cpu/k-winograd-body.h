@@ -162,6 +162,33 @@ WN(clamp)(VEC v, VEC lo, VEC hi)
 }
 
 /*
+ * Row i of the m x m outputs of VL tiles (r[k]: column k of each lane's
+ * tile) plus add, clamped when asked, interleaved into m vectors that hold
+ * the lanes' rows one after another: lane l's m values at l * m.
+ */
+K_TARGET static inline __attribute__((always_inline)) void
+WN(row_out)(const VEC *r, int m, float add, bool clamp, VEC lo, VEC hi, VEC *iv)
+{
+	VEC z[4];
+	_Pragma("GCC unroll 4") for (int k = 0; k < m; k++) {
+		z[k] = r[k] + add;
+		if (clamp)
+			z[k] = WN(clamp)(z[k], lo, hi);
+	}
+	if (m == 2) {
+		iv[0] = WSHUF(z[0], z[1], ILO);
+		iv[1] = WSHUF(z[0], z[1], IHI);
+	} else {
+		VEC l02 = WSHUF(z[0], z[2], ILO), h02 = WSHUF(z[0], z[2], IHI);
+		VEC l13 = WSHUF(z[1], z[3], ILO), h13 = WSHUF(z[1], z[3], IHI);
+		iv[0] = WSHUF(l02, l13, ILO);
+		iv[1] = WSHUF(l02, l13, IHI);
+		iv[2] = WSHUF(h02, h13, ILO);
+		iv[3] = WSHUF(h02, h13, IHI);
+	}
+}
+
+/*
  * From the products of tiles [b0, b1) for output channels [m0, m1) (prod:
  * frequency f of channel o at f * p->mrows * tr + (o - m0) * tr), the
  * outputs of those tiles plus the bias, into y (the sample's first output
@@ -201,24 +228,8 @@ WN(output_m)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t 
 					int64_t oy = m * ty + i;
 					if (oy >= oh)
 						break;
-					VEC iv[4], z[4];
-					_Pragma("GCC unroll 4") for (int k = 0; k < m; k++) {
-						z[k] = r[i][k] + add;
-						if (clamp)
-							z[k] = WN(clamp)(z[k], lo, hi);
-					}
-					if (m == 2) {
-						iv[0] = WSHUF(z[0], z[1], ILO);
-						iv[1] = WSHUF(z[0], z[1], IHI);
-					} else {
-						VEC a0 = z[0], a1 = z[1], a2 = z[2], a3 = z[3];
-						VEC l02 = WSHUF(a0, a2, ILO), h02 = WSHUF(a0, a2, IHI);
-						VEC l13 = WSHUF(a1, a3, ILO), h13 = WSHUF(a1, a3, IHI);
-						iv[0] = WSHUF(l02, l13, ILO);
-						iv[1] = WSHUF(l02, l13, IHI);
-						iv[2] = WSHUF(h02, h13, ILO);
-						iv[3] = WSHUF(h02, h13, IHI);
-					}
+					VEC iv[4];
+					WN(row_out)(r[i], m, add, clamp, lo, hi, iv);
 					float *row = out + oy * ow + m * tx;
 					_Pragma("GCC unroll 4") for (int v = 0; v < m; v++) {
 						int64_t left = cnt - v * VL;
@@ -266,23 +277,8 @@ WN(output_any_m)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int6
 				WN(apply)(at, m, alpha, &s[0][k], 6, &t[0][k], 6);
 			_Pragma("GCC unroll 4") for (int i = 0; i < m; i++) {
 				WN(apply)(at, m, alpha, &t[i][0], 1, &r[i][0], 1);
-				VEC z[4], iv[4];
-				_Pragma("GCC unroll 4") for (int k = 0; k < m; k++) {
-					z[k] = r[i][k] + add;
-					if (clamp)
-						z[k] = WN(clamp)(z[k], lo, hi);
-				}
-				if (m == 2) {
-					iv[0] = WSHUF(z[0], z[1], ILO);
-					iv[1] = WSHUF(z[0], z[1], IHI);
-				} else {
-					VEC l02 = WSHUF(z[0], z[2], ILO), h02 = WSHUF(z[0], z[2], IHI);
-					VEC l13 = WSHUF(z[1], z[3], ILO), h13 = WSHUF(z[1], z[3], IHI);
-					iv[0] = WSHUF(l02, l13, ILO);
-					iv[1] = WSHUF(l02, l13, IHI);
-					iv[2] = WSHUF(h02, h13, ILO);
-					iv[3] = WSHUF(h02, h13, IHI);
-				}
+				VEC iv[4];
+				WN(row_out)(r[i], m, add, clamp, lo, hi, iv);
 				_Pragma("GCC unroll 4") for (int v = 0; v < m; v++)
 					memcpy(flat + v * VL, &iv[v], sizeof(VEC));
 				for (int l = 0; l < n; l++) {
