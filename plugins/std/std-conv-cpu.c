@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "k-nhwc.h"
 #include "k-nn.h"
 #include "std.h"
 
@@ -25,6 +26,9 @@ typedef struct window_state {
 	 * output (ST_IMPL_FUSES_RELU_CLIP); off for other activations, which
 	 * the host applies. */
 	k_post post;
+	/* Channels last (conv_choose_layout): the pointwise product or the
+	 * depthwise loops of k-nhwc.h, with packed filters for them. */
+	bool nhwc;
 } window_state;
 
 /* STRATA_KERNELS=reference runs the reference kernels instead of the fast
@@ -64,10 +68,46 @@ std_window_release(st_exec_layer *L)
  * size (which also changes with the SIMD level or the geometry of the
  * filters). Returns 0, or -1 after api->fail.
  */
+/* Whether w is a 1x1, stride-1, unpadded convolution without groups. */
+static bool
+pointwise(const k_window *w)
+{
+	if (w->groups != 1)
+		return false;
+	for (int i = 0; i < w->spatial; i++) {
+		if (w->kernel[i] != 1 || w->stride[i] != 1 || w->pad_begin[i] != 0 || w->pad_end[i] != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Positions of w's output: batch x spatial. */
+static int64_t
+positions(const k_window *w)
+{
+	int64_t n = w->batch;
+	for (int i = 0; i < w->spatial; i++)
+		n *= w->out[i];
+	return n;
+}
+
+/* Bytes of the filters packed for s's path. */
+static size_t
+conv_packed_bytes(const window_state *s, const k_window *w)
+{
+	if (s->reference)
+		return 0;
+	if (s->nhwc && pointwise(w))
+		return k_pointwise_nhwc_packed_bytes(positions(w), w->in_channels, w->out_channels);
+	if (s->nhwc)
+		return k_dwconv_nhwc_packed_floats(w) * sizeof(float);
+	return k_conv_packed_bytes(w);
+}
+
 static int
 conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_window *w)
 {
-	size_t bytes = s->reference ? 0 : k_conv_packed_bytes(w);
+	size_t bytes = conv_packed_bytes(s, w);
 	if (bytes == 0) {
 		free(s->packed);
 		s->packed = NULL;
@@ -87,16 +127,22 @@ conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_win
 			return -1;
 		}
 	}
-	k_conv_pack(w, data, s->packed);
+	if (s->nhwc && pointwise(w))
+		k_pointwise_nhwc_pack(positions(w), w->in_channels, w->out_channels, data, s->packed);
+	else if (s->nhwc)
+		k_dwconv_nhwc_pack(w, data, s->packed);
+	else
+		k_conv_pack(w, data, s->packed);
 	s->generation = L->weights_generation;
 	s->source = data;
 	return 0;
 }
 
 /* Checks that input 0 and output 0 are FP32 NCHW images of rank 3 to 5 and
- * returns the number of spatial axes, or -1 after api->fail. */
+ * returns the number of spatial axes, or -1 after api->fail. With nhwc,
+ * channels-last images of rank 4 pass too (both tensors alike). */
 static int
-image_tensors(st_exec_layer *L, const st_host_api *api)
+image_tensors_in(st_exec_layer *L, const st_host_api *api, bool nhwc)
 {
 	if (L->n_inputs < 1 || L->n_outputs < 1) {
 		api->fail(L, "%s needs one input and one output", L->desc->name);
@@ -108,8 +154,12 @@ image_tensors(st_exec_layer *L, const st_host_api *api)
 		          L->desc->name, api->dtype_name(in->dtype), api->dtype_name(out->dtype));
 		return -1;
 	}
-	if (L->inputs[0].layout != ST_LAYOUT_NCHW || L->outputs[0].layout != ST_LAYOUT_NCHW) {
-		api->fail(L, "the CPU %s needs NCHW tensors", L->desc->name);
+	st_layout layout = L->inputs[0].layout;
+	bool ok = layout == L->outputs[0].layout &&
+	          (layout == ST_LAYOUT_NCHW || (nhwc && layout == ST_LAYOUT_NHWC && in->rank == 4));
+	if (!ok) {
+		api->fail(L, "the CPU %s needs NCHW tensors%s", L->desc->name,
+		          nhwc ? ", or NHWC ones of rank 4 for both input and output" : "");
 		return -1;
 	}
 	if (in->rank < 3 || in->rank > 2 + K_MAX_SPATIAL || out->rank != in->rank) {
@@ -119,6 +169,12 @@ image_tensors(st_exec_layer *L, const st_host_api *api)
 		return -1;
 	}
 	return in->rank - 2;
+}
+
+static int
+image_tensors(st_exec_layer *L, const st_host_api *api)
+{
+	return image_tensors_in(L, api, false);
 }
 
 /* A list parameter as one value per spatial axis (one value for all axes,
@@ -300,7 +356,7 @@ int
 std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 {
 	k_window w;
-	int spatial = image_tensors(L, api);
+	int spatial = image_tensors_in(L, api, true);
 	if (spatial < 0 || window_read(L, api, &conv_window, spatial, &w) != 0)
 		return -1;
 	w.groups = L->params[CONV_GROUPS].i;
@@ -318,11 +374,21 @@ std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 	s->reference = reference_wanted();
 	s->slots = k_thread_slots();
 	s->post = conv_post(L);
+	s->nhwc = L->inputs[0].layout == ST_LAYOUT_NHWC;
+	if (s->nhwc && (s->reference || !(pointwise(&w) || k_dwconv_nhwc_fits(&w)))) {
+		api->fail(L, "the CPU convolution runs channels last only 1x1 and depthwise layers, with the fast "
+		             "kernels");
+		return -1;
+	}
 	k_gemm_init();
 	if (conv_pack(L, api, s, &w) != 0)
 		return -1;
 	if (s->reference)
 		L->scratch_bytes = 0;
+	else if (s->nhwc)
+		L->scratch_bytes = pointwise(&w) ? k_pointwise_nhwc_scratch_bytes(positions(&w), w.in_channels,
+		                                                                  w.out_channels, s->slots)
+		                                 : 0;
 	else if (s->packed)
 		L->scratch_bytes = k_conv_packed_scratch_bytes(&w, s->slots);
 	else
@@ -341,11 +407,61 @@ std_conv_run(st_exec_layer *L, const st_exec_ctx *ctx)
 		for (int i = 0; i < L->outputs[0].shape.rank; i++)
 			n *= L->outputs[0].shape.dims[i];
 		k_post_planes(&s->post, L->outputs[0].data, n, 0, 1);
+	} else if (s->nhwc && pointwise(&s->w)) {
+		k_pointwise_nhwc(positions(&s->w), s->w.in_channels, s->w.out_channels, L->inputs[0].data, s->packed,
+		                 bias, L->outputs[0].data, L->scratch, s->slots, &s->post, ctx);
+	} else if (s->nhwc) {
+		k_dwconv_nhwc(&s->w, L->inputs[0].data, s->packed, bias, L->outputs[0].data, &s->post, ctx);
 	} else {
 		k_conv_packed_post(&s->w, L->inputs[0].data, L->weights[0].data, s->packed, bias, L->outputs[0].data,
 		                   L->scratch, s->slots, &s->post, ctx);
 	}
 	return 0;
+}
+
+/* api->fail for the layout choice, which only asks: no message. */
+static void
+quiet_fail(st_exec_layer *L, const char *fmt, ...)
+{
+	(void)L;
+	(void)fmt;
+}
+
+/*
+ * Where depthwise layers go channels last from NCHW input: inputs of at
+ * most this many positions per channel, whose conversion costs little
+ * against what the depthwise and the pointwise layers after it gain.
+ * Measured on MobileNetV2 (docs/performance.md, "Channels last").
+ */
+#define DW_NHWC_MAX_PLANE (28 * 28)
+
+/*
+ * The layout a convolution runs in (ST_IMPL_CHOOSES_LAYOUT): channels last
+ * for depthwise layers on small planes, and for them and 1x1 layers that
+ * get their input channels last already, so a chain of them stays so;
+ * NCHW for everything else (the Winograd and direct paths are NCHW) and
+ * with the reference loops.
+ */
+st_layout
+std_conv_choose_layout(const st_exec_layer *L)
+{
+	static const st_host_api quiet = { .fail = quiet_fail };
+	const st_shape *in = &L->inputs[0].shape;
+	if (reference_wanted() || k_cpu_isa() == K_ISA_PORTABLE || L->n_inputs < 1 || L->n_outputs < 1 ||
+	    in->rank != 4 || in->dtype != ST_DTYPE_FLOAT32 || L->outputs[0].shape.rank != 4)
+		return ST_LAYOUT_NCHW;
+	st_exec_layer *view = (st_exec_layer *)L; /* window_read and window_sizes only read it */
+	k_window w;
+	if (window_read(view, &quiet, &conv_window, 2, &w) != 0 ||
+	    window_sizes(view, &quiet, (int)L->params[CONV_PADDING].i, false, &w) != 0)
+		return ST_LAYOUT_NCHW;
+	w.groups = L->params[CONV_GROUPS].i;
+	bool nhwc_in = L->inputs[0].layout == ST_LAYOUT_NHWC;
+	if (pointwise(&w))
+		return nhwc_in ? ST_LAYOUT_NHWC : ST_LAYOUT_NCHW;
+	if (k_dwconv_nhwc_fits(&w) && (nhwc_in || in->dims[2] * in->dims[3] <= DW_NHWC_MAX_PLANE))
+		return ST_LAYOUT_NHWC;
+	return ST_LAYOUT_NCHW;
 }
 
 /* ---- deconvolution ---- */
@@ -479,7 +595,7 @@ pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
 static int
 global_pool_prepare(st_exec_layer *L, const st_host_api *api)
 {
-	int spatial = image_tensors(L, api);
+	int spatial = image_tensors_in(L, api, true);
 	if (spatial < 0)
 		return -1;
 	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
@@ -497,6 +613,7 @@ global_pool_prepare(st_exec_layer *L, const st_host_api *api)
 		s->w.in[i] = in->dims[2 + i];
 	s->reference = reference_wanted();
 	s->pool_mode = L->params[GLOBAL_POOL_MODE].i == POOLING_MAX ? K_POOL_MAX : K_POOL_AVG;
+	s->nhwc = L->inputs[0].layout == ST_LAYOUT_NHWC;
 	L->scratch_bytes = 0;
 	return 0;
 }
@@ -508,27 +625,46 @@ global_pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	int64_t planes = s->w.batch * s->w.in_channels, size = 1;
 	for (int i = 0; i < s->w.spatial; i++)
 		size *= s->w.in[i];
-	if (s->reference)
+	if (s->nhwc) {
+		/* Channels last: N x H x W x C in memory (the shape stays N x C x
+		 * H x W), and the output's 1 x 1 planes lie as in NCHW. */
+		const st_shape *in = &L->inputs[0].shape;
+		k_global_pool_nhwc(in->dims[0], in->dims[2] * in->dims[3], in->dims[1], s->pool_mode,
+		                   L->inputs[0].data, L->outputs[0].data, ctx);
+	} else if (s->reference)
 		k_global_pool_ref(planes, size, s->pool_mode, L->inputs[0].data, L->outputs[0].data);
 	else
 		k_global_pool(planes, size, s->pool_mode, L->inputs[0].data, L->outputs[0].data, ctx);
 	return 0;
 }
 
+/* Global pooling follows its input: channels last where it comes so. */
+static st_layout
+global_pool_choose_layout(const st_exec_layer *L)
+{
+	const st_tensor *in = &L->inputs[0];
+	if (in->layout == ST_LAYOUT_NHWC && in->shape.rank == 4 && in->shape.dtype == ST_DTYPE_FLOAT32 &&
+	    !reference_wanted())
+		return ST_LAYOUT_NHWC;
+	return ST_LAYOUT_NCHW;
+}
+
 /* ---- the table ---- */
 
 #define CPU_FP32_NCHW .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW), \
 	.dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32)
+#define CPU_NCHW_NHWC (ST_LAYOUT_BIT(ST_LAYOUT_NCHW) | ST_LAYOUT_BIT(ST_LAYOUT_NHWC))
 
 const st_impl_desc std_conv_impls[] = {
-	{ .layer = "convolution", CPU_FP32_NCHW, .flags = ST_IMPL_FUSES_RELU_CLIP, .prepare = std_conv_prepare,
-	  .run = std_conv_run,
-	  .release = std_window_release },
+	{ .layer = "convolution", .backend = "cpu", .layouts = CPU_NCHW_NHWC, .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32),
+	  .flags = ST_IMPL_FUSES_RELU_CLIP | ST_IMPL_CHOOSES_LAYOUT, .prepare = std_conv_prepare,
+	  .run = std_conv_run, .release = std_window_release, .choose_layout = std_conv_choose_layout },
 	{ .layer = "deconvolution", CPU_FP32_NCHW, .prepare = std_deconv_prepare, .run = std_deconv_run,
 	  .release = std_window_release },
 	{ .layer = "pooling", CPU_FP32_NCHW, .prepare = pool_prepare, .run = pool_run,
 	  .release = std_window_release },
-	{ .layer = "global_pooling", CPU_FP32_NCHW, .prepare = global_pool_prepare,
-	  .run = global_pool_run, .release = std_window_release },
+	{ .layer = "global_pooling", .backend = "cpu", .layouts = CPU_NCHW_NHWC,
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .flags = ST_IMPL_CHOOSES_LAYOUT, .prepare = global_pool_prepare,
+	  .run = global_pool_run, .release = std_window_release, .choose_layout = global_pool_choose_layout },
 };
 const int std_conv_impl_count = STD_COUNT(std_conv_impls);

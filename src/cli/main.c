@@ -457,6 +457,7 @@ main(int argc, char **argv)
 	sigaction(SIGBUS, &sa, NULL);
 	sigaction(SIGFPE, &sa, NULL);
 	sigaction(SIGILL, &sa, NULL);
+	st_cpu_quiet();
 	if (argc < 2) {
 		cli_print_usage(stderr);
 		return EXIT_USAGE;

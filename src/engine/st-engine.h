@@ -279,6 +279,11 @@ void st_xwn_difference(const float *a, const float *b, int64_t n, double *max_ab
 /* A pool of n threads (the caller counts as one; n <= 0: every core).
  * Caller frees with st_pool_free. */
 st_pool *st_pool_new(int n);
+/* Stops helper threads that linked libraries start on their own (OpenBLAS's
+ * servers spin for some 70 ms after it loads, on the cores the pool will
+ * use; kernels/cpu/k-gemm.c). st_pool_new calls it; a program that will run
+ * plans calls it first thing. Idempotent. */
+void st_cpu_quiet(void);
 void st_pool_free(st_pool *pool);
 int st_pool_threads(const st_pool *pool);
 /* The kernel thread ids of the pool's threads, the calling thread first

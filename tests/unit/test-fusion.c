@@ -22,15 +22,21 @@ model(const char *script)
 }
 
 static st_plan *
-compile(st_session *s, int format, int threads, bool fuse)
+compile_with(st_session *s, const st_plan_options *opt)
 {
-	st_plan_options opt = { .format = format, .threads = threads, .no_fusion = !fuse };
 	st_diag d;
 	st_diag_init(&d);
-	st_plan *p = st_plan_compile(st_session_graph(s), &opt, &d);
+	st_plan *p = st_plan_compile(st_session_graph(s), opt, &d);
 	cr_assert_not_null(p, "%s", d.count ? d.items[0].text : "");
 	st_diag_free(&d);
 	return p;
+}
+
+static st_plan *
+compile(st_session *s, int format, int threads, bool fuse)
+{
+	st_plan_options opt = { .format = format, .threads = threads, .no_fusion = !fuse };
+	return compile_with(s, &opt);
 }
 
 static void
@@ -132,10 +138,11 @@ static const char *const block =
  * agrees (and, with fewer_steps, that something fused) and returns the
  * fused plan's listing (caller frees). */
 static char *
-compare_plans(const char *script, int format, int threads, double rtol, const char *shape, bool fewer_steps)
+compare_with(const char *script, const st_plan_options *test_opt, const st_plan_options *ref_opt, double rtol,
+             const char *shape, bool fewer_steps)
 {
 	st_session *s = model(script);
-	st_plan *fused = compile(s, format, threads, true), *plain = compile(s, format, threads, false);
+	st_plan *fused = compile_with(s, test_opt), *plain = compile_with(s, ref_opt);
 	if (fewer_steps)
 		cr_assert_lt(st_plan_step_count(fused), st_plan_step_count(plain), "something fused");
 	bind_random(fused, 11);
@@ -156,6 +163,14 @@ compare_plans(const char *script, int format, int threads, double rtol, const ch
 	st_plan_free(plain);
 	st_session_free(s);
 	return text;
+}
+
+static char *
+compare_plans(const char *script, int format, int threads, double rtol, const char *shape, bool fewer_steps)
+{
+	st_plan_options fused = { .format = format, .threads = threads };
+	st_plan_options plain = { .format = format, .threads = threads, .no_fusion = true };
+	return compare_with(script, &fused, &plain, rtol, shape, fewer_steps);
 }
 
 static char *
@@ -453,4 +468,85 @@ Test(fusion, concatenation_in_place_memory_rows)
 	st_report_free(&r);
 	st_plan_free(p);
 	st_session_free(s);
+}
+
+/* ---- layouts chosen by the plan ---- */
+
+/* MobileNetV2's inverted residual: a 1x1 expansion with relu6, a 3x3
+ * depthwise with relu6, a 1x1 projection with the block's input added,
+ * then global average pooling; the depthwise output is an output too. */
+#define MOBILE_BLOCK(dims, stride)                                                                     \
+	"add input data; set data dims " dims ";"                                                          \
+	"add convolution e; set e num_output 48; set e kernel 1x1; activation e clip; connect data e;"      \
+	"add convolution d; set d num_output 48; set d kernel 3x3; set d padding same; set d groups 48;"    \
+	"set d stride " stride "; activation d clip; connect e d;"                                         \
+	"add convolution p; set p num_output 16; set p kernel 1x1; connect d p;"                           \
+	"add global_pooling gap; connect p gap; add output out; connect gap out;"                          \
+	"add output mid; connect d mid"
+
+/* Compiles script with the layouts chosen and kept NCHW, runs both on the
+ * same weights and input and checks every output; returns the listing of
+ * the chosen plan (caller frees). */
+static char *
+compare_layouts(const char *script, int threads)
+{
+	st_plan_options chosen = { .format = ST_FORMAT_FP32_NCHW, .threads = threads };
+	st_plan_options fixed = { .format = ST_FORMAT_FP32_NCHW, .threads = threads, .fixed_layouts = true };
+	return compare_with(script, &chosen, &fixed, 1e-5, NULL, false);
+}
+
+Test(fusion, small_depthwise_blocks_run_channels_last)
+{
+	static const char *const residual =
+		"add input data; set data dims 16x14x14;"
+		"add convolution e; set e num_output 48; set e kernel 1x1; activation e clip; connect data e;"
+		"add convolution d; set d num_output 48; set d kernel 3x3; set d padding same; set d groups 48;"
+		"activation d clip; connect e d;"
+		"add convolution p; set p num_output 16; set p kernel 1x1; connect d p;"
+		"add elementwise sum; set sum operation add; connect p sum; connect data sum;"
+		"add convolution q; set q num_output 40; set q kernel 1x1; activation q relu; connect sum q;"
+		"add global_pooling gap; connect q gap; add output out; connect gap out;"
+		"add output mid; connect d mid";
+	const char *const scripts[] = { residual, MOBILE_BLOCK("16x14x14", "2"), MOBILE_BLOCK("24x7x9", "1") };
+	for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+		for (int threads = 1; threads <= 2; threads++) {
+			char *text = compare_layouts(scripts[i], threads);
+			/* The expansion's input comes NCHW and it stays so; from the
+			 * depthwise layer on, channels last, the add included. */
+			cr_assert(strstr(text, "e                        convolution, fp32-nchw") != NULL, "%s", text);
+			cr_assert(strstr(text, "d                        convolution, fp32-nhwc") != NULL, "%s", text);
+			cr_assert(strstr(text, "p                        convolution, fp32-nhwc") != NULL, "%s", text);
+			cr_assert(strstr(text, "global_pooling, fp32-nhwc") != NULL, "%s", text);
+			free(text);
+		}
+	}
+}
+
+Test(fusion, large_planes_and_fixed_plans_stay_nchw)
+{
+	char *text = compare_layouts(MOBILE_BLOCK("16x40x40", "1"), 1);
+	cr_assert(strstr(text, "nhwc") == NULL, "%s", text);
+	free(text);
+	/* STRATA_LAYOUTS=fixed keeps a small block NCHW too. */
+	setenv("STRATA_LAYOUTS", "fixed", 1);
+	text = compare_layouts(MOBILE_BLOCK("16x14x14", "1"), 1);
+	cr_assert(strstr(text, "nhwc") == NULL, "%s", text);
+	free(text);
+	unsetenv("STRATA_LAYOUTS");
+}
+
+/* In an fp32-nhwc plan the depthwise and 1x1 layers run channels last and
+ * a 3x3 convolution NCHW between conversions; all agree with fp32-nchw. */
+Test(fusion, channels_last_plans_run_what_the_kernels_take)
+{
+	static const char *const script =
+		MOBILE_BLOCK("16x14x14", "1") ";"
+		"add convolution full; set full num_output 8; set full kernel 3x3; set full padding same;"
+		"connect p full; add output full_out; connect full full_out";
+	st_plan_options nhwc = { .format = ST_FORMAT_FP32_NHWC, .threads = 2 };
+	st_plan_options nchw = { .format = ST_FORMAT_FP32_NCHW, .threads = 2, .fixed_layouts = true };
+	char *text = compare_with(script, &nhwc, &nchw, 1e-5, NULL, false);
+	cr_assert(strstr(text, "d                        convolution, fp32-nhwc") != NULL, "%s", text);
+	cr_assert(strstr(text, "full                     convolution, fp32-nchw") != NULL, "%s", text);
+	free(text);
 }

@@ -113,11 +113,17 @@ st_cpu_count(void)
 	return n > 0 ? (int)n : 1;
 }
 
+void
+st_cpu_quiet(void)
+{
+	k_gemm_init();
+}
+
 st_pool *
 st_pool_new(int n)
 {
 	/* OpenBLAS's own threads stop spinning before ours start (k-gemm.c). */
-	k_gemm_init();
+	st_cpu_quiet();
 	if (n <= 0)
 		n = st_cpu_count();
 	if (n > 256)
