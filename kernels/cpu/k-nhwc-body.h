@@ -54,9 +54,22 @@ typedef double NN(dhalf) __attribute__((vector_size(VL / 2 * sizeof(double))));
 #error "VL must be 16, 8 or 4"
 #endif
 /* Loops over registers (outputs of a group, taps of a 3 x 3 filter) are
- * unrolled for their values to stay in registers; -O2 alone does not. */
+ * unrolled for their values to stay in registers; -O2 alone does not. Not
+ * in a clang build with AddressSanitizer (the fuzzing build), where the
+ * instrumented, unrolled and inlined bodies take clang many minutes (as
+ * k-dwconv-body.h found): there the loops stay loops. */
+#if defined(__clang__) && defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NH_NO_UNROLL 1
+#endif
+#endif
+#ifdef NH_NO_UNROLL
+#define FN static K_TARGET
+#define UNROLL
+#else
 #define FN static inline __attribute__((always_inline)) K_TARGET
 #define UNROLL _Pragma("GCC unroll 32")
+#endif
 
 /* The most outputs of a row one group sums: at stride 2 it reads 2 p + 1
  * input vectors of a row. */
