@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "k-helpers.h"
 
 #include "k-nn.h"
 
@@ -53,19 +54,6 @@ window_text(const k_window *w, bool bias, char *buf, size_t size)
 		                 (long long)w->pad_end[i]);
 }
 
-/* Output sizes from the other fields (a convolution's rule). */
-static bool
-window_finish(k_window *w)
-{
-	for (int i = 0; i < w->spatial; i++) {
-		int64_t extent = (w->kernel[i] - 1) * w->dilation[i] + 1;
-		int64_t padded = w->in[i] + w->pad_begin[i] + w->pad_end[i];
-		if (padded < extent)
-			return false;
-		w->out[i] = (padded - extent) / w->stride[i] + 1;
-	}
-	return true;
-}
 
 static k_window
 window2d(int64_t n, int64_t c, int64_t oc, int64_t groups, int64_t h, int64_t wd, int64_t k, int64_t s,
@@ -79,7 +67,7 @@ window2d(int64_t n, int64_t c, int64_t oc, int64_t groups, int64_t h, int64_t wd
 		w.dilation[i] = 1;
 		w.pad_begin[i] = w.pad_end[i] = pad;
 	}
-	cr_assert(window_finish(&w));
+	cr_assert(test_window_finish(&w));
 	return w;
 }
 
@@ -196,12 +184,12 @@ Test(k_nn, direct_depthwise_shapes)
 	k_window w = window2d(1, 3, 6, 3, 20, 45, 3, 1, 2);
 	w.dilation[0] = w.dilation[1] = 2;
 	w.pad_end[1] = 0;
-	cr_assert(window_finish(&w));
+	cr_assert(test_window_finish(&w));
 	check_direct(&r, &w, true, K_DIRECT_DEPTHWISE);
 	w = window2d(1, 3, 3, 3, 20, 45, 3, 2, 1);
 	w.pad_begin[1] = 0;
 	w.pad_end[0] = 2;
-	cr_assert(window_finish(&w));
+	cr_assert(test_window_finish(&w));
 	check_direct(&r, &w, false, K_DIRECT_DEPTHWISE);
 	/* 3-D with one depth that reads only padding: bias alone. */
 	k_window deep = { .spatial = 3, .batch = 1, .in_channels = 2, .out_channels = 2, .groups = 2 };
@@ -210,7 +198,7 @@ Test(k_nn, direct_depthwise_shapes)
 		deep.in[i] = in[i], deep.kernel[i] = kernel[i], deep.stride[i] = stride[i], deep.dilation[i] = 1;
 		deep.pad_begin[i] = pad[i], deep.pad_end[i] = i ? pad[i] : 0;
 	}
-	cr_assert(window_finish(&deep));
+	cr_assert(test_window_finish(&deep));
 	check_direct(&r, &deep, true, K_DIRECT_DEPTHWISE);
 }
 
@@ -246,7 +234,7 @@ Test(k_nn, direct_depthwise_3x3_stride2)
 		w.pad_end[0] = t % 2 ? 2 : 0;
 		w.pad_begin[1] = t / 2 ? 0 : 2;
 		w.pad_end[1] = t / 2 ? 1 : 0;
-		cr_assert(window_finish(&w));
+		cr_assert(test_window_finish(&w));
 		check_direct(&r, &w, t % 2 == 0, K_DIRECT_DEPTHWISE);
 	}
 }
@@ -296,7 +284,7 @@ Test(k_nn, direct_depthwise_lanes)
 				w.pad_begin[i] = test_pick(&r, 0, 3);
 				w.pad_end[i] = test_pick(&r, 0, 3);
 			}
-		} while (!window_finish(&w) || w.out[0] * w.out[1] > 32 * 32);
+		} while (!test_window_finish(&w) || w.out[0] * w.out[1] > 32 * 32);
 		check_direct(&r, &w, t % 2 == 0, K_DIRECT_DEPTHWISE);
 	}
 }
@@ -322,7 +310,7 @@ Test(k_nn, direct_depthwise_random)
 				w.pad_begin[i] = test_pick(&r, 0, 2);
 				w.pad_end[i] = test_pick(&r, 0, 2);
 			}
-		} while (!window_finish(&w));
+		} while (!test_window_finish(&w));
 		check_direct(&r, &w, t % 3 != 0, K_DIRECT_DEPTHWISE);
 	}
 }
@@ -354,7 +342,7 @@ Test(k_nn, direct_few_channels_shapes)
 	w.dilation[0] = w.dilation[1] = 2;
 	w.pad_begin[1] = 3;
 	w.pad_end[0] = 0;
-	cr_assert(window_finish(&w));
+	cr_assert(test_window_finish(&w));
 	check_direct(&r, &w, true, K_DIRECT_FEW_CHANNELS);
 }
 
@@ -374,7 +362,7 @@ Test(k_nn, direct_few_channels_random)
 				w.pad_begin[i] = test_pick(&r, 0, 3);
 				w.pad_end[i] = test_pick(&r, 0, 3);
 			}
-		} while (!window_finish(&w));
+		} while (!test_window_finish(&w));
 		check_direct(&r, &w, t % 3 != 0, K_DIRECT_FEW_CHANNELS);
 	}
 	/* Every variant this processor has was checked, the portable one at least. */

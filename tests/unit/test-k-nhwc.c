@@ -13,23 +13,12 @@
 #include <unistd.h>
 
 #include "helpers.h"
+#include "k-helpers.h"
 
 #include "k-nhwc.h"
 
 /* ---- levels and threads ---- */
 
-/* The SIMD levels this machine runs, each forced in turn (as STRATA_ISA
- * would) by the tests below. */
-static int
-isa_levels(k_isa *out)
-{
-	int n = 0;
-	for (int i = 0; i < K_ISA_COUNT; i++) {
-		if (k_cpu_isa_supported((k_isa)i))
-			out[n++] = (k_isa)i;
-	}
-	return n;
-}
 
 /* Calls split into two or more pieces, so that the tests can tell that
  * the threaded runs did split. */
@@ -121,20 +110,6 @@ window_text(const k_window *w, bool bias, char *buf, size_t size)
 	         (long long)w->pad_end[0], (long long)w->pad_end[1]);
 }
 
-/* Output sizes from the other fields (a convolution's rule); false when
- * the padded input is smaller than the filter. */
-static bool
-window_finish(k_window *w)
-{
-	for (int i = 0; i < 2; i++) {
-		int64_t extent = (w->kernel[i] - 1) * w->dilation[i] + 1;
-		int64_t padded = w->in[i] + w->pad_begin[i] + w->pad_end[i];
-		if (padded < extent)
-			return false;
-		w->out[i] = (padded - extent) / w->stride[i] + 1;
-	}
-	return true;
-}
 
 /* A depthwise window, square kernel, stride and padding. */
 static k_window
@@ -148,7 +123,7 @@ depthwise(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t k, int64_t s, int
 		w.dilation[i] = 1;
 		w.pad_begin[i] = w.pad_end[i] = pad;
 	}
-	cr_assert(window_finish(&w));
+	cr_assert(test_window_finish(&w));
 	return w;
 }
 
@@ -166,7 +141,7 @@ random_window(test_rng *r, int64_t c)
 			w.pad_begin[i] = test_pick(r, 0, 3);
 			w.pad_end[i] = test_pick(r, 0, 3);
 		}
-	} while (!window_finish(&w));
+	} while (!test_window_finish(&w));
 	return w;
 }
 
@@ -207,7 +182,7 @@ check_dw(test_rng *r, const k_window *w, bool with_bias)
 
 	float *first = test_nan_floats(n_out);
 	k_isa levels[K_ISA_COUNT];
-	int n_levels = isa_levels(levels);
+	int n_levels = test_isa_levels(levels);
 	for (int l = 0; l < n_levels; l++) {
 		cr_assert_eq(k_cpu_isa_force(levels[l]), 0);
 		checked_levels |= 1 << levels[l];
@@ -265,7 +240,7 @@ Test(k_nhwc, dwconv_fits_and_packing)
 	k_window odd = depthwise(1, 17, 6, 6, 1, 1, 0);
 	odd.kernel[0] = 2;
 	odd.kernel[1] = 3;
-	cr_assert(window_finish(&odd));
+	cr_assert(test_window_finish(&odd));
 	cr_assert_eq(k_dwconv_nhwc_packed_floats(&odd), 2 * 3 * 32);
 	float filter[17 * 6], packed[2 * 3 * 32];
 	for (int i = 0; i < 17 * 6; i++)
@@ -315,17 +290,17 @@ Test(k_nhwc, dwconv_channels)
 		w.pad_begin[1] = 0;
 		w.pad_end[1] = 2;
 		w.stride[1] = 2;
-		cr_assert(window_finish(&w));
+		cr_assert(test_window_finish(&w));
 		check_dw(&r, &w, true);
 		/* 3 x 3 with row dilation (the 3 x 3 loops) and column dilation
 		 * (the general ones). */
 		w = depthwise(1, c, 13, 11, 3, 1, 2);
 		w.dilation[0] = 2;
-		cr_assert(window_finish(&w));
+		cr_assert(test_window_finish(&w));
 		check_dw(&r, &w, false);
 		w.dilation[0] = 1;
 		w.dilation[1] = 2;
-		cr_assert(window_finish(&w));
+		cr_assert(test_window_finish(&w));
 		check_dw(&r, &w, true);
 		/* More padding than input: rows of bias alone. */
 		w = depthwise(1, c, 2, 3, 3, 1, 3);
@@ -392,7 +367,7 @@ Test(k_nhwc, dwconv_strip)
 	k_window w = depthwise(1, 256, 12, 13, 3, 2, 1);
 	w.dilation[0] = 2;
 	w.pad_begin[0] = 0;
-	cr_assert(window_finish(&w));
+	cr_assert(test_window_finish(&w));
 	check_dw(&r, &w, true);
 }
 
@@ -421,7 +396,7 @@ check_post(test_rng *r, const k_window *w, const k_post *post, const char *name)
 	k_dwconv_nhwc_pack(w, filter, packed);
 	float *want = test_nan_floats(n_out), *got = test_nan_floats(n_out);
 	k_isa levels[K_ISA_COUNT];
-	int n_levels = isa_levels(levels);
+	int n_levels = test_isa_levels(levels);
 	bool saw_nan = false, saw_minus_zero = false;
 	for (int l = 0; l < n_levels; l++) {
 		cr_assert_eq(k_cpu_isa_force(levels[l]), 0);
@@ -524,7 +499,7 @@ check_pool(test_rng *r, int64_t batch, int64_t positions, int64_t channels, bool
 		k_global_pool(planes, positions, pm, nchw, fast, NULL);
 		k_global_pool_ref(planes, positions, pm, nchw, ref);
 		k_isa levels[K_ISA_COUNT];
-		int n_levels = isa_levels(levels);
+		int n_levels = test_isa_levels(levels);
 		for (int l = 0; l < n_levels; l++) {
 			cr_assert_eq(k_cpu_isa_force(levels[l]), 0);
 			for (size_t m = 0; m < N_MODES; m++) {
@@ -595,7 +570,7 @@ Test(k_nhwc, global_pool_signed_zeros)
 	to_nchw(1, channels, positions, x, nchw);
 	k_global_pool_ref(channels, positions, K_POOL_MAX, nchw, want);
 	k_isa levels[K_ISA_COUNT];
-	int n_levels = isa_levels(levels);
+	int n_levels = test_isa_levels(levels);
 	for (int l = 0; l < n_levels; l++) {
 		cr_assert_eq(k_cpu_isa_force(levels[l]), 0);
 		float got[37];

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "helpers.h"
+#include "k-helpers.h"
 
 #include <criterion/parameterized.h>
 #include "k-cpu.h"
@@ -38,19 +39,6 @@ static const st_exec_ctx *
 mode_ctx(const run_mode *m)
 {
 	return m->serial ? NULL : &m->ctx;
-}
-
-/* The SIMD levels this machine runs, each forced in turn through the same
- * switch STRATA_ISA sets. */
-static int
-isa_levels(k_isa *out)
-{
-	int n = 0;
-	for (int i = 0; i < K_ISA_COUNT; i++) {
-		if (k_cpu_isa_supported((k_isa)i))
-			out[n++] = (k_isa)i;
-	}
-	return n;
 }
 
 /* The GEMMs a product may run on: as chosen per shape, ours, OpenBLAS. */
@@ -290,7 +278,7 @@ check_conv(test_rng *r, const k_window *w, bool transposed, bool bias)
 	/* A convolution at every SIMD level, with its filters as they are and
 	 * packed beforehand, and once through OpenBLAS. */
 	k_isa levels[K_ISA_COUNT];
-	int n_levels = transposed ? 0 : isa_levels(levels);
+	int n_levels = transposed ? 0 : test_isa_levels(levels);
 	for (int l = 0; l <= n_levels && !transposed; l++) {
 		bool blas = l == n_levels;
 		if (blas)
@@ -754,7 +742,7 @@ Test(k_nn, fully_connected_matches_reference)
 		                { 2, 0, 5 },     { 37, 300, 71 },  { 8, 1, 9 },  { 64, 513, 100 },
 		                { 2, 1280, 1001 }, { 1, 37, 6 },   { 3, 15, 3 }, { 1, 16, 4 }, { 1, 100, 13 }, { 1, 300, 4001 } };
 	k_isa levels[K_ISA_COUNT];
-	int n_levels = isa_levels(levels);
+	int n_levels = test_isa_levels(levels);
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		int64_t n = shapes[i][0], k = shapes[i][1], m = shapes[i][2];
 		float *x = test_random_floats(&r, n * k), *w = test_random_floats(&r, m * k), *b = test_random_floats(&r, m);
@@ -835,7 +823,7 @@ Test(k_nn, matmul_matches_reference_random)
 	test_rng r = { 23 };
 	k_gemm_init();
 	k_isa levels[K_ISA_COUNT];
-	int n_levels = isa_levels(levels);
+	int n_levels = test_isa_levels(levels);
 	for (int t = 0; t < 200; t++) {
 		st_shape as, bs;
 		random_matmul_shapes(&r, &as, &bs);
@@ -1154,7 +1142,7 @@ Test(k_nn, pointwise_nhwc_matches_reference)
 	};
 	k_isa before = k_cpu_isa();
 	k_isa levels[K_ISA_COUNT];
-	int n_levels = isa_levels(levels);
+	int n_levels = test_isa_levels(levels);
 	for (int l = 0; l < n_levels; l++) {
 		cr_assert_eq(k_cpu_isa_force(levels[l]), 0);
 		for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "k-helpers.h"
 
 #include "k-conv-gemm.h"
 #include "k-cpu.h"
@@ -18,24 +19,13 @@
 
 /* ---- helpers ---- */
 
-/* The levels this machine runs. */
-static int
-levels(k_isa *out)
-{
-	int n = 0;
-	for (int i = 0; i < K_ISA_COUNT; i++) {
-		if (k_cpu_isa_supported((k_isa)i))
-			out[n++] = (k_isa)i;
-	}
-	return n;
-}
 
 /* Their kernels, narrow, few-rows and 24-column variants included. */
 static int
 kernels(const k_gemm_kernel **out)
 {
 	k_isa have[K_ISA_COUNT];
-	int n = 0, count = levels(have);
+	int n = 0, count = test_isa_levels(have);
 	for (int l = 0; l < count; l++) {
 		const k_gemm_kernel *kr = k_gemm_kernel_of(have[l]);
 		out[n++] = kr;
@@ -265,7 +255,7 @@ Test(k_sgemm, each_flag)
 Test(k_sgemm, kernel_now_follows_force)
 {
 	k_isa have[K_ISA_COUNT];
-	int count = levels(have);
+	int count = test_isa_levels(have);
 	for (int l = 0; l < count; l++) {
 		cr_assert_eq(k_cpu_isa_force(have[l]), 0);
 		cr_assert_eq(k_gemm_kernel_now(), k_gemm_kernel_of(have[l]));
@@ -364,7 +354,7 @@ Test(k_sgemm, swapped_conv_random_match_reference)
 {
 	test_rng r = { 0x7f4a7c159e3779b9u };
 	k_isa have[K_ISA_COUNT];
-	int count = levels(have);
+	int count = test_isa_levels(have);
 	for (int l = 0; l < count; l++) {
 		cr_assert_eq(k_cpu_isa_force(have[l]), 0);
 		for (int i = 0; i < 25; i++) {
@@ -391,7 +381,7 @@ Test(k_sgemm, swapped_conv_network_shapes)
 		square_window(7, 5, 9, 3, 1, 1),     /* few of everything */
 	};
 	k_isa have[K_ISA_COUNT];
-	int count = levels(have);
+	int count = test_isa_levels(have);
 	for (int l = 0; l < count; l++) {
 		cr_assert_eq(k_cpu_isa_force(have[l]), 0);
 		for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
