@@ -22,11 +22,12 @@ typedef struct window_state {
 	size_t packed_bytes;
 	uint64_t generation;  /* L->weights_generation they were packed from */
 	const void *source;   /* and the data */
+	bool packed_nhwc;     /* and for which layout */
 	/* An attached relu or clip, applied by the kernels as they write the
 	 * output (ST_IMPL_FUSES_RELU_CLIP); off for other activations, which
 	 * the host applies. */
 	k_post post;
-	/* Channels last (conv_choose_layout): the pointwise product or the
+	/* Channels last (std_conv_choose_layout): the pointwise product or the
 	 * depthwise loops of k-nhwc.h, with packed filters for them. */
 	bool nhwc;
 } window_state;
@@ -62,12 +63,6 @@ std_window_release(st_exec_layer *L)
 	L->state = NULL;
 }
 
-/*
- * Packs the filters for w unless those packed last are still right: same
- * binding (weights_generation, 0 meaning "always pack"), same data, same
- * size (which also changes with the SIMD level or the geometry of the
- * filters). Returns 0, or -1 after api->fail.
- */
 /* Whether w is a 1x1, stride-1, unpadded convolution without groups. */
 static bool
 pointwise(const k_window *w)
@@ -104,6 +99,12 @@ conv_packed_bytes(const window_state *s, const k_window *w)
 	return k_conv_packed_bytes(w);
 }
 
+/*
+ * Packs the filters for w unless those packed last are still right: same
+ * binding (weights_generation, 0 meaning "always pack"), same data, same
+ * layout, same size (which also changes with the SIMD level or the
+ * geometry of the filters). Returns 0, or -1 after api->fail.
+ */
 static int
 conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_window *w)
 {
@@ -116,7 +117,7 @@ conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_win
 	}
 	const void *data = L->weights[0].data;
 	if (s->packed != NULL && bytes == s->packed_bytes && L->weights_generation != 0 &&
-	    L->weights_generation == s->generation && data == s->source)
+	    L->weights_generation == s->generation && data == s->source && s->packed_nhwc == s->nhwc)
 		return 0;
 	if (bytes != s->packed_bytes || s->packed == NULL) {
 		free(s->packed);
@@ -135,6 +136,7 @@ conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_win
 		k_conv_pack(w, data, s->packed);
 	s->generation = L->weights_generation;
 	s->source = data;
+	s->packed_nhwc = s->nhwc;
 	return 0;
 }
 

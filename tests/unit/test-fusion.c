@@ -550,3 +550,39 @@ Test(fusion, channels_last_plans_run_what_the_kernels_take)
 	cr_assert(strstr(text, "full                     convolution, fp32-nchw") != NULL, "%s", text);
 	free(text);
 }
+
+/* A plan fed another input size is built again, and its layers may change
+ * layout: the depthwise layer of 14x14 runs channels last, of 40x40 NCHW,
+ * and back; every run agrees with a plan kept NCHW (its filters packed
+ * anew for each form, never taken for the other's). */
+Test(fusion, layouts_follow_new_input_sizes)
+{
+	st_session *s = model(MOBILE_BLOCK("16x14x14", "1"));
+	st_plan_options chosen = { .format = ST_FORMAT_FP32_NCHW, .threads = 2 };
+	st_plan_options fixed = { .format = ST_FORMAT_FP32_NCHW, .threads = 2, .fixed_layouts = true };
+	st_plan *p = compile_with(s, &chosen), *q = compile_with(s, &fixed);
+	bind_random(p, 3);
+	bind_random(q, 3);
+	const char *const sizes[] = { "1x16x14x14", "1x16x40x40", "1x16x14x14", "2x16x9x11" };
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+		st_shape in = test_shape(sizes[i]);
+		feed(p, &in, 9 + i);
+		feed(q, &in, 9 + i);
+		for (int o = 0; o < st_plan_output_count(q); o++) {
+			int64_t n, m;
+			float *y = run_output(p, o, &n), *want = run_output(q, o, &m);
+			cr_assert_eq(n, m);
+			assert_agree(y, want, n, 1e-5, sizes[i]);
+			free(y);
+			free(want);
+		}
+		char *text = describe(p);
+		bool small = i != 1;
+		cr_assert_eq(strstr(text, "d                        convolution, fp32-nhwc") != NULL, small, "%s: %s",
+		             sizes[i], text);
+		free(text);
+	}
+	st_plan_free(p);
+	st_plan_free(q);
+	st_session_free(s);
+}
