@@ -17,12 +17,15 @@ typedef struct window_state {
 	k_pool_mode pool_mode;
 	bool count_include_pad;
 	/* Convolution filters packed for the SGEMM (k_conv_pack), or NULL: made
-	 * when weights are bound, kept while only input sizes change. */
+	 * when weights are bound, kept while the window stays the same (the
+	 * packed form depends on the input size too: small images take the
+	 * swapped product, Winograd its tile size). */
 	void *packed;
 	size_t packed_bytes;
 	uint64_t generation;  /* L->weights_generation they were packed from */
 	const void *source;   /* and the data */
 	bool packed_nhwc;     /* and for which layout */
+	k_window packed_for;  /* and which window */
 	/* An attached relu or clip, applied by the kernels as they write the
 	 * output (ST_IMPL_FUSES_RELU_CLIP); off for other activations, which
 	 * the host applies. */
@@ -99,11 +102,27 @@ conv_packed_bytes(const window_state *s, const k_window *w)
 	return k_conv_packed_bytes(w);
 }
 
+/* Whether a and b are the same window, member by member. */
+static bool
+same_window(const k_window *a, const k_window *b)
+{
+	if (a->spatial != b->spatial || a->batch != b->batch || a->in_channels != b->in_channels ||
+	    a->out_channels != b->out_channels || a->groups != b->groups)
+		return false;
+	for (int i = 0; i < a->spatial; i++) {
+		if (a->in[i] != b->in[i] || a->out[i] != b->out[i] || a->kernel[i] != b->kernel[i] ||
+		    a->stride[i] != b->stride[i] || a->dilation[i] != b->dilation[i] ||
+		    a->pad_begin[i] != b->pad_begin[i] || a->pad_end[i] != b->pad_end[i])
+			return false;
+	}
+	return true;
+}
+
 /*
  * Packs the filters for w unless those packed last are still right: same
  * binding (weights_generation, 0 meaning "always pack"), same data, same
- * layout, same size (which also changes with the SIMD level or the
- * geometry of the filters). Returns 0, or -1 after api->fail.
+ * layout, same window, same size (which also changes with the SIMD
+ * level). Returns 0, or -1 after api->fail.
  */
 static int
 conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_window *w)
@@ -117,7 +136,8 @@ conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_win
 	}
 	const void *data = L->weights[0].data;
 	if (s->packed != NULL && bytes == s->packed_bytes && L->weights_generation != 0 &&
-	    L->weights_generation == s->generation && data == s->source && s->packed_nhwc == s->nhwc)
+	    L->weights_generation == s->generation && data == s->source && s->packed_nhwc == s->nhwc &&
+	    same_window(&s->packed_for, w))
 		return 0;
 	if (bytes != s->packed_bytes || s->packed == NULL) {
 		free(s->packed);
@@ -137,6 +157,7 @@ conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_win
 	s->generation = L->weights_generation;
 	s->source = data;
 	s->packed_nhwc = s->nhwc;
+	s->packed_for = *w;
 	return 0;
 }
 
@@ -449,8 +470,8 @@ std_conv_choose_layout(const st_exec_layer *L)
 {
 	static const st_host_api quiet = { .fail = quiet_fail };
 	const st_shape *in = &L->inputs[0].shape;
-	if (reference_wanted() || k_cpu_isa() == K_ISA_PORTABLE || L->n_inputs < 1 || L->n_outputs < 1 ||
-	    in->rank != 4 || in->dtype != ST_DTYPE_FLOAT32 || L->outputs[0].shape.rank != 4)
+	if (reference_wanted() || L->n_inputs < 1 || L->n_outputs < 1 || in->rank != 4 ||
+	    in->dtype != ST_DTYPE_FLOAT32 || L->outputs[0].shape.rank != 4)
 		return ST_LAYOUT_NCHW;
 	st_exec_layer *view = (st_exec_layer *)L; /* window_read and window_sizes only read it */
 	k_window w;
