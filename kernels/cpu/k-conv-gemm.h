@@ -27,6 +27,9 @@ void k_conv_gemm_pack(const k_geometry *g, const float *weights, void *packed);
  * the run that uses them without pre-packed filters.
  */
 void k_conv_gemm_force_swap(int mode);
+/* Whether k_conv_gemm runs g with the roles swapped, at the level in use and
+ * under the mode set now. */
+bool k_conv_gemm_swaps(const k_geometry *g);
 
 /* packed NULL: weights as they are. Applies post (NULL: none) to each
  * task's block of the output as the task ends, and returns true, where it

@@ -365,6 +365,38 @@ Test(k_sgemm, swapped_conv_random_match_reference)
 	k_cpu_isa_force(k_cpu_isa_best());
 }
 
+/* Which convolutions the default swaps (k_conv_gemm_swaps): small images
+ * wherever the tiles fill; on AVX2 up to 14 x 14; on AVX-512 deep products
+ * with many output channels up to 14 x 14, never thin or narrow ones. */
+Test(k_sgemm, swap_chosen_for_small_and_deep_products)
+{
+	struct {
+		k_window w;
+		bool swaps[K_ISA_COUNT]; /* by level */
+	} cases[] = {
+		{ square_window(512, 512, 7, 3, 1, 1), { [K_ISA_PORTABLE] = true, [K_ISA_AVX2] = true, [K_ISA_AVX512] = true } },
+		{ square_window(512, 1000, 13, 1, 1, 0), { [K_ISA_AVX2] = true, [K_ISA_AVX512] = true } },
+		{ square_window(1024, 256, 14, 1, 1, 0), { [K_ISA_AVX2] = true, [K_ISA_AVX512] = true } },
+		{ square_window(32, 256, 14, 3, 1, 1), { [K_ISA_AVX2] = true, [K_ISA_AVX512] = true } },
+		{ square_window(64, 256, 13, 1, 1, 0), { [K_ISA_AVX2] = true } },  /* thin */
+		{ square_window(512, 64, 13, 1, 1, 0), { [K_ISA_AVX2] = true } },  /* 64 outputs */
+		{ square_window(512, 512, 28, 1, 1, 0), { false } },               /* too many positions */
+	};
+	k_isa have[K_ISA_COUNT];
+	int count = test_isa_levels(have);
+	for (int l = 0; l < count; l++) {
+		cr_assert_eq(k_cpu_isa_force(have[l]), 0);
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+			k_geometry g;
+			k_geometry_expand(&cases[i].w, &g);
+			bool want = cases[i].swaps[have[l]];
+			cr_expect_eq(k_conv_gemm_swaps(&g), want, "%s case %zu: swaps %d", k_cpu_isa_name(have[l]), i,
+			             !want);
+		}
+	}
+	k_cpu_isa_force(k_cpu_isa_best());
+}
+
 /* The network shapes the swapped path is for (channels cut down where the
  * full ones would make a slow test), under every mode: forced, chosen as
  * the default chooses, and never. */
@@ -379,6 +411,8 @@ Test(k_sgemm, swapped_conv_network_shapes)
 		square_window(24, 80, 14, 1, 1, 0),  /* 1x1 at 14x14 */
 		square_window(20, 70, 14, 3, 1, 1),  /* 3x3 at 14x14 */
 		square_window(7, 5, 9, 3, 1, 1),     /* few of everything */
+		square_window(256, 256, 13, 1, 1, 0), /* deep 1x1 at 13x13 (SqueezeNet's classifier) */
+		square_window(32, 256, 14, 3, 1, 1), /* deep 3x3 at 14x14 */
 	};
 	k_isa have[K_ISA_COUNT];
 	int count = test_isa_levels(have);
