@@ -93,11 +93,11 @@ WN(apply)(const float *t, int rows, int cols, const VEC *src, int ss, VEC *dst, 
 	}
 }
 
-/* Transforms tiles [b0, b1) of one sample (x: its first input channel) into
- * v, tile size m a constant after inlining. */
+/* Transforms input channels [c0, c1) of tiles [b0, b1) of one sample (x:
+ * its first input channel) into v, tile size m a constant after inlining. */
 K_TARGET static inline __attribute__((always_inline)) void
-WN(input_m)(const wplan *p, const float *x, int64_t b0, int64_t b1, float *v, float *phase, int m,
-            const float *bt)
+WN(input_m)(const wplan *p, const float *x, int64_t b0, int64_t b1, int64_t c0, int64_t c1, float *v,
+            float *phase, int m, const float *bt)
 {
 	const k_geometry *g = &p->g;
 	int alpha = m + 2;
@@ -107,7 +107,7 @@ WN(input_m)(const wplan *p, const float *x, int64_t b0, int64_t b1, float *v, fl
 	 * (neighbouring tile rows share two); the line buffer follows them. */
 	int64_t rows = m * (ty1 - ty0) + 2;
 	float *line = phase + rows * m * rowlen;
-	for (int64_t c = 0; c < cin; c++) {
+	for (int64_t c = c0; c < c1; c++) {
 		const float *in = x + c * g->in_size;
 		for (int64_t r = 0; r < rows; r++)
 			WN(phase_row)(p, in, m * ty0 - g->pad[1] + r, phase + r * m * rowlen, line, m);
@@ -142,12 +142,13 @@ WN(input_m)(const wplan *p, const float *x, int64_t b0, int64_t b1, float *v, fl
 }
 
 K_TARGET static void
-WN(input_block)(const wplan *p, const float *x, int64_t b0, int64_t b1, float *v, float *phase)
+WN(input_block)(const wplan *p, const float *x, int64_t b0, int64_t b1, int64_t c0, int64_t c1, float *v,
+                float *phase)
 {
 	if (p->m == 2)
-		WN(input_m)(p, x, b0, b1, v, phase, 2, &wino_bt2[0][0]);
+		WN(input_m)(p, x, b0, b1, c0, c1, v, phase, 2, &wino_bt2[0][0]);
 	else
-		WN(input_m)(p, x, b0, b1, v, phase, 4, &wino_bt4[0][0]);
+		WN(input_m)(p, x, b0, b1, c0, c1, v, phase, 4, &wino_bt4[0][0]);
 }
 
 /* k_clamp on every lane: lo where v < lo, then hi where v > hi, so that a

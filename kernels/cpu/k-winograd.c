@@ -112,7 +112,8 @@ typedef struct wplan {
 /* ---- the transforms, per level ---- */
 
 typedef struct wino_level {
-	void (*input)(const wplan *p, const float *x, int64_t b0, int64_t b1, float *v, float *phase);
+	void (*input)(const wplan *p, const float *x, int64_t b0, int64_t b1, int64_t c0, int64_t c1, float *v,
+	              float *phase);
 	void (*output)(const wplan *p, const float *prod, int64_t b0, int64_t b1, int64_t m0, int64_t m1,
 	               const float *bias, float *y);
 } wino_level;
@@ -413,6 +414,7 @@ typedef struct wargs {
 	float *y;
 	float *scratch;
 	int64_t chunks;
+	bool shared; /* the input transformed first, each field's in the slot of its number */
 } wargs;
 
 /* a->post over the outputs of tiles [b0, b1) (row-major over the sample's
@@ -437,8 +439,32 @@ post_tiles(const wargs *a, int64_t n, int64_t b0, int64_t b1, int64_t m0, int64_
 	}
 }
 
+/* Input channels [c0, c1) of field `field` (sample x block of tiles)
+ * transformed into v, with phase rows in phase. */
+static void
+wino_input(const wargs *a, int64_t field, int64_t c0, int64_t c1, float *v, float *phase)
+{
+	const wplan *p = a->p;
+	const k_geometry *g = &p->g;
+	int64_t nr = p->nr, cin = g->in_channels, tr = p->tr;
+	int64_t blk = field % p->blocks, n = field / p->blocks;
+	int64_t b0 = blk * p->block, b1 = k_min64(b0 + p->block, p->tiles);
+	int64_t panels = k_div_up(b1 - b0, nr);
+	a->lv->input(p, a->x + n * cin * g->in_size, b0, b1, c0, c1, v, phase);
+	/* The columns of the last panel past the block: zero, so that the
+	 * products there stay finite (they are never read). */
+	int64_t used = (b1 - b0) - (panels - 1) * nr;
+	if (used < nr) {
+		for (int f = 0; f < p->a2; f++)
+			for (int64_t c = c0; c < c1; c++)
+				memset(v + f * cin * tr + (panels - 1) * cin * nr + c * nr + used, 0,
+				       (size_t)(nr - used) * sizeof *v);
+	}
+}
+
 /* Tasks [t0, t1) on one slot; the input is transformed again only when the
- * block of tiles changes. */
+ * block of tiles changes, or read from the slot of its field when
+ * a->shared (wino_shared). */
 static void
 wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
 {
@@ -453,17 +479,10 @@ wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
 		int64_t blk = field % p->blocks, n = field / p->blocks;
 		int64_t b0 = blk * p->block, b1 = k_min64(b0 + p->block, p->tiles);
 		int64_t panels = k_div_up(b1 - b0, nr);
-		if (have != field) {
-			a->lv->input(p, a->x + n * cin * g->in_size, b0, b1, v, phase);
-			/* The columns of the last panel past the block: zero, so that
-			 * the products there stay finite (they are never read). */
-			int64_t used = (b1 - b0) - (panels - 1) * nr;
-			if (used < nr) {
-				for (int f = 0; f < p->a2; f++)
-					for (int64_t c = 0; c < cin; c++)
-						memset(v + f * cin * tr + (panels - 1) * cin * nr + c * nr + used, 0,
-						       (size_t)(nr - used) * sizeof *v);
-			}
+		if (a->shared)
+			v = a->scratch + (size_t)field * p->slot_floats;
+		else if (have != field) {
+			wino_input(a, field, 0, cin, v, phase);
 			have = field;
 		}
 		int64_t m0 = mb * p->mblock, m1 = k_min64(m0 + p->mblock, g->out_channels);
@@ -481,6 +500,35 @@ wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
 		a->lv->output(p, prod, b0, b1, m0, m1, a->bias, a->y + n * g->out_channels * g->out_size);
 		if (a->post != NULL)
 			post_tiles(a, n, b0, b1, m0, m1);
+	}
+}
+
+/*
+ * Where the threads share out the output channels of one block of tiles
+ * (a small plane, 13 x 13 or 14 x 14 at F(4,3), 7 x 7 at F(2,3)), each
+ * would transform the whole input again: there, first the threads share
+ * out the input transform, by input channels, each field's into the v of
+ * the slot of its number (there are fewer fields than slots), then the
+ * products and output transforms as the tasks run (wino_tasks with
+ * a->shared). Chunk c of the first pass transforms its share of (field,
+ * channel) pairs, with its own slot's phase rows.
+ */
+bool k_winograd_share_input = true;
+
+static void
+wino_shared_input(void *arg, int64_t c0, int64_t c1)
+{
+	const wargs *a = arg;
+	const wplan *p = a->p;
+	int64_t cin = p->g.in_channels, fields = p->g.batch * p->blocks, pairs = fields * cin;
+	for (int64_t c = c0; c < c1; c++) {
+		float *phase = a->scratch + (size_t)c * p->slot_floats + p->v_floats + p->prod_floats;
+		int64_t q0 = c * pairs / a->chunks, q1 = (c + 1) * pairs / a->chunks;
+		for (int64_t q = q0; q < q1;) {
+			int64_t field = q / cin, ch0 = q % cin, ch1 = k_min64(cin, ch0 + (q1 - q));
+			wino_input(a, field, ch0, ch1, a->scratch + (size_t)field * p->slot_floats, phase);
+			q += ch1 - ch0;
+		}
 	}
 }
 
@@ -519,5 +567,10 @@ k_winograd_post(const k_window *w, const void *packed, const float *x, const flo
 		    .x = x, .bias = bias, .post = post != NULL && post->on && !p.clamp ? post : NULL, .y = y,
 		    .scratch = scratch };
 	a.chunks = k_min64(p.tasks, threads);
+	int64_t fields = p.g.batch * p.blocks;
+	if (k_winograd_share_input && p.mblocks > 1 && a.chunks > 1 && fields < a.chunks) {
+		a.shared = true;
+		k_parallel_for(ctx, a.chunks, 1, wino_shared_input, &a);
+	}
 	k_parallel_for(ctx, a.chunks, 1, wino_chunks, &a);
 }

@@ -25,6 +25,9 @@ int k_winograd_chosen(const k_window *w, k_isa isa);
  * the window fits. Not while kernels run. Without a call, the environment
  * variable STRATA_WINOGRAD (off, 2 or 4) does the same. */
 void k_winograd_force(int m);
+/* For benchmarks: whether threads that share out the output channels of a
+ * small plane share out its input transform first (true, the default). */
+extern bool k_winograd_share_input;
 
 /* The filters transformed for tile size m (2 or 4) and level isa, as SGEMM
  * panels after a small header recording both: bytes, and the packing into
