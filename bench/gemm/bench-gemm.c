@@ -516,6 +516,47 @@ bench_small_conv(const char *what, const k_window *w, int threads, st_exec_ctx *
 	free(x), free(weights);
 }
 
+static void
+run_conv_no_prefetch(void *arg)
+{
+	int keep = k_conv_tile_prefetch;
+	k_conv_tile_prefetch = 0;
+	run_conv_new(arg);
+	k_conv_tile_prefetch = keep;
+}
+
+/* A convolution on the direct tile with and without its prefetches
+ * (k_conv_tile_prefetch), in turns. */
+static void
+bench_prefetch(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs)
+{
+	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
+	int64_t out = w->batch * w->out_channels * w->out[0] * w->out[1];
+	int64_t nw = w->out_channels * w->in_channels * w->kernel[0] * w->kernel[1];
+	float *x = random_floats(in, 3), *weights = random_floats(nw, 4);
+	conv_run r[2];
+	double t[2][256], med[2];
+	for (int i = 0; i < 2; i++) {
+		r[i] = (conv_run){ .w = *w, .x = x, .weights = weights, .slots = threads, .ctx = ctx };
+		size_t pb = k_conv_packed_bytes(w);
+		r[i].packed = pb ? xalloc(pb) : NULL;
+		if (r[i].packed)
+			k_conv_pack(w, weights, r[i].packed);
+		r[i].scratch = xalloc(k_conv_packed_scratch_bytes(w, threads));
+		r[i].y = xalloc((size_t)out * sizeof(float));
+	}
+	contender c[2] = { { "off", run_conv_no_prefetch, &r[0], t[0] }, { "on", run_conv_new, &r[1], t[1] } };
+	timing_threads = threads;
+	race(c, 2, 5, runs, med);
+	double flop = 2.0 * (double)out * (double)(w->in_channels * w->kernel[0] * w->kernel[1]);
+	double largest, diff = max_difference(r[1].y, r[0].y, out, &largest);
+	printf("| %-26s | %d | %7.3f | %5.1f | %7.3f | %5.1f | %5.2f | %.1e |\n", what, threads, med[0],
+	       flop / med[0] * 1e-6, med[1], flop / med[1] * 1e-6, med[0] / med[1], diff / (largest > 0 ? largest : 1));
+	for (int i = 0; i < 2; i++)
+		free(r[i].packed), free(r[i].scratch), free(r[i].y);
+	free(x), free(weights);
+}
+
 /* The weak spots of issue 10: convolutions on 7 x 7 and 14 x 14 images, and
  * 1x1 convolutions with few input channels, of ResNet-18 and MobileNetV2. */
 static void
@@ -547,6 +588,26 @@ bench_small(st_exec_ctx *ctxs, int runs)
 		{ "1x1 512->512 @14", 512, 512, 14, 1, 1, 0 },
 		{ "3x3 256->512 @13", 256, 512, 13, 3, 1, 1 },
 	};
+	static const struct {
+		const char *what;
+		int64_t c, oc, hw, kernel, stride, pad;
+	} direct[] = {
+		{ "1x1 256->64 @56", 256, 64, 56, 1, 1, 0 },
+		{ "MV2 1x1 144->24 @56", 144, 24, 56, 1, 1, 0 },
+		{ "MV2 1x1 96->24 @56", 96, 24, 56, 1, 1, 0 },
+		{ "R18 3x3/2 64->128 @56", 64, 128, 56, 3, 2, 1 },
+		{ "R18 3x3/2 128->256 @28", 128, 256, 28, 3, 2, 1 },
+		{ "SQ 1x1 16->64 @55", 16, 64, 55, 1, 1, 0 },
+	};
+	printf("\n| direct tile | threads | no prefetch ms | GFLOP/s | prefetch ms | GFLOP/s | speed-up | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+	for (int t = 1; t <= 2; t++) {
+		for (size_t i = 0; i < sizeof direct / sizeof direct[0]; i++) {
+			k_window w = conv2d_strided(direct[i].c, direct[i].oc, direct[i].hw, direct[i].kernel, direct[i].stride,
+			                            direct[i].pad);
+			bench_prefetch(direct[i].what, &w, t, &ctxs[t - 1], runs);
+		}
+	}
 	printf("\n| small image / thin depth | threads | columns ms | GFLOP/s | rows ms | GFLOP/s | default ms | speed-up | max diff / max |\n");
 	printf("|---|---|---|---|---|---|---|---|---|\n");
 	for (int t = 1; t <= 2; t++) {

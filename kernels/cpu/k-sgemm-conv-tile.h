@@ -9,7 +9,9 @@
  * once; each tap's lane mask then keeps the lanes whose shifted input
  * lies inside the image, and the loads of every input channel for that tap
  * use it, so padding reads as zero without a padded copy and nothing
- * outside the input is touched. A tap no lane reaches is skipped.
+ * outside the input is touched. A tap no lane reaches is skipped. The
+ * loads of the channels k_conv_tile_prefetch steps ahead are prefetched
+ * (prefetches do not fault: past the input they do nothing).
  *
  * Needs: VI (a vector of VLEN int32), MASK, VI_SET1(x), VI_IOTA() (0, 1,
  * ...), VI_ADD(a, b), VI_WRAP(row, col, w) (where col >= w: col -= w,
@@ -57,7 +59,14 @@ CONV_TILE_FN(const k_conv_tile *t)
 		int64_t shift = t->p + (int64_t)dy * t->w + dx + (t->base ? t->base[tap] : 0);
 		uintptr_t b = (uintptr_t)t->x + (uintptr_t)(shift * (int64_t)sizeof(float));
 		uintptr_t step = (uintptr_t)(t->plane * (int64_t)sizeof(float));
+		/* The next channels' vectors lie a plane apart, a stride the
+		 * hardware prefetchers do not follow: ask for them a few steps
+		 * ahead (where there are enough steps for it to matter). */
+		uintptr_t ahead = t->channels >= 32 ? (uintptr_t)k_conv_tile_prefetch * step : 0;
 		for (int64_t c = 0; c < t->channels; c++, a += MR, b += step) {
+			if (ahead)
+				_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
+					__builtin_prefetch((const float *)(b + ahead) + j * VLEN);
 			VEC bv[NV];
 			_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
 				bv[j] = V_MASKZ_LOADU(m[j], (const float *)b + j * VLEN);

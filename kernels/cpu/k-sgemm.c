@@ -28,6 +28,8 @@ k_gemm_kernel_of(k_isa isa)
 	}
 }
 
+int k_conv_tile_prefetch = 4;
+
 const k_gemm_kernel *
 k_gemm_kernel_now(void)
 {

@@ -89,6 +89,14 @@ typedef struct k_conv_tile {
 	float lo, hi;
 } k_conv_tile;
 
+/* How many channel steps ahead the direct convolution tile prefetches its
+ * input, over 32 channels or more (0: it does not). 4 by default: on a
+ * Xeon with two 512-bit FMA units, 1x1 256 -> 64 at 56 x 56 1.13 times
+ * faster, 144 -> 24 1.11, ResNet-18's 3x3/2 64 -> 128 1.07, a distance of
+ * 8 as good on deep products and slower on thin ones (bench-gemm --small).
+ * For benchmarks to change. */
+extern int k_conv_tile_prefetch;
+
 /* The largest mr x nr of any level: a tile buffer of this many floats holds
  * any tile. */
 #define K_GEMM_MAX_TILE 1024
