@@ -378,7 +378,10 @@ k_conv_pack(const k_window *w, const float *weights, void *packed)
 	}
 	conv_plan p;
 	conv_plan_make(w, 1, &p);
-	k_conv_gemm_pack(&p.g, weights, packed);
+	/* Nothing to pack where k_conv_packed_bytes says 0 (the direct loops,
+	 * OpenBLAS): packed may be an empty block then. */
+	if (own_gemm(&p))
+		k_conv_gemm_pack(&p.g, weights, packed);
 }
 
 size_t

@@ -174,8 +174,9 @@ void k_conv_im2col(const k_window *g, const float *x, const float *weights, cons
 /*
  * The same with the filters packed once beforehand (at prepare): bytes of
  * the packed form, 0 when the convolution takes its weights as they are
- * (then pass packed NULL); the packing, into 64-byte aligned memory, for
- * the SIMD level in use (the packed form records it); and the scratch a run
+ * (then pass packed NULL; k_conv_pack writes nothing); the packing, into
+ * 64-byte aligned memory, for the SIMD level in use (the packed form
+ * records it); and the scratch a run
  * with them needs, which is less than without. The weights are still
  * passed: paths that do not use the packed form read them.
  */

@@ -346,6 +346,29 @@ Test(k_nn, direct_few_channels_shapes)
 	check_direct(&r, &w, true, K_DIRECT_FEW_CHANNELS);
 }
 
+/* Windows the direct loops run take their weights as they are:
+ * k_conv_packed_bytes says 0, and k_conv_pack writes nothing (it once
+ * packed them for the GEMM path anyway, past an empty buffer). */
+Test(k_nn, direct_windows_pack_nothing)
+{
+	test_rng r = { 5 };
+	k_window cases[] = {
+		window2d(1, 3, 64, 1, 224, 224, 7, 2, 3), /* ResNet's stem */
+		window2d(1, 3, 64, 1, 224, 224, 3, 2, 0), /* SqueezeNet's */
+		window2d(1, 32, 32, 32, 56, 56, 3, 1, 1), /* depthwise */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		k_window *w = &cases[i];
+		cr_assert_neq(k_conv_direct_chosen(w), K_DIRECT_NONE, "case %zu", i);
+		cr_assert_eq(k_conv_packed_bytes(w), 0, "case %zu", i);
+		float *weights = test_random_floats(&r, w->out_channels * w->in_channels / w->groups * w->kernel[0] * w->kernel[1]);
+		unsigned char *packed = test_scratch_new(0);
+		k_conv_pack(w, weights, packed);
+		test_scratch_free(packed, 0, "k_conv_pack of a direct window");
+		free(weights);
+	}
+}
+
 Test(k_nn, direct_few_channels_random)
 {
 	test_rng r = { 0x14057b7ef767814fu };
