@@ -6,7 +6,8 @@
  * kernels call it. Runs of the two alternate in short bursts, so a busy
  * machine slows both alike; each figure is a median.
  *
- * bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--winograd] [--cpu-time] [--isa LEVEL]
+ * bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--winograd] [--blocked] [--cpu-time]
+ *            [--isa LEVEL]
  *   --quick   leaves out 1024^3
  *   --resnet  adds every convolution shape of ResNet-18
  *   --small   convolutions on small images and with thin depth (ResNet-18,
@@ -18,6 +19,8 @@
  *   --winograd  the 3x3 stride-1 shapes of ResNet-18 and SqueezeNet 1.1:
  *             the path k_conv_packed took before Winograd against F(2,3)
  *             and F(4,3), with their worst error against k_conv_ref
+ *   --blocked ResNet-18's convolutions and two 1x1 ones as k_conv runs them
+ *             (NCHW) against the channel-blocked kernel (k-nchwc.c)
  *   --cpu-time  one-thread figures in thread CPU time (for a busy machine)
  */
 #include "config.h"
@@ -32,6 +35,7 @@
 #include "k-conv-gemm.h"
 #include "k-nn.h"
 #include "k-sgemm.h"
+#include "k-nchwc.h"
 #include "k-winograd.h"
 #include "st-engine.h"
 
@@ -557,6 +561,84 @@ bench_prefetch(const char *what, const k_window *w, int threads, st_exec_ctx *ct
 	free(x), free(weights);
 }
 
+typedef struct blocked_run {
+	k_window w;
+	const float *x, *packed;
+	float *y;
+	st_exec_ctx *ctx;
+	int threads;
+} blocked_run;
+
+static void
+run_blocked(void *arg)
+{
+	blocked_run *b = arg;
+	k_conv_nchwc(&b->w, b->x, b->packed, NULL, false, 0.0f, 0.0f, b->y, b->threads > 1 ? b->ctx : NULL);
+}
+
+/* A convolution as Strata runs it now (NCHW, filters packed, whatever path
+ * k_conv picks) and on channel-blocked tensors (k-nchwc.c), in turns; the
+ * blocked one's conversions are not timed (a blocked plan would keep the
+ * layout between layers). */
+static void
+bench_blocked_one(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs)
+{
+	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
+	int64_t out = w->batch * w->out_channels * w->out[0] * w->out[1];
+	int64_t nw = w->out_channels * w->in_channels * w->kernel[0] * w->kernel[1];
+	float *x = random_floats(in, 3), *weights = random_floats(nw, 4);
+	conv_run now = { .w = *w, .x = x, .weights = weights, .slots = threads, .ctx = ctx };
+	size_t pb = k_conv_packed_bytes(w);
+	now.packed = pb ? xalloc(pb) : NULL;
+	if (now.packed)
+		k_conv_pack(w, weights, now.packed);
+	now.scratch = xalloc(k_conv_packed_scratch_bytes(w, threads));
+	now.y = xalloc((size_t)out * sizeof(float));
+	float *xb = xalloc((size_t)k_nchwc_floats(w->batch, w->in_channels, w->in[0], w->in[1]) * sizeof(float));
+	k_nchwc_from_nchw(w->batch, w->in_channels, w->in[0], w->in[1], x, xb);
+	float *packed = xalloc(k_conv_nchwc_packed_floats(w) * sizeof(float));
+	k_conv_nchwc_pack(w, weights, packed);
+	float *yb = xalloc((size_t)k_nchwc_floats(w->batch, w->out_channels, w->out[0], w->out[1]) * sizeof(float));
+	blocked_run b = { .w = *w, .x = xb, .packed = packed, .y = yb, .ctx = ctx, .threads = threads };
+	double t[2][256], med[2];
+	contender c[2] = { { "now", run_conv_new, &now, t[0] }, { "blocked", run_blocked, &b, t[1] } };
+	timing_threads = threads;
+	race(c, 2, 5, runs, med);
+	float *back = xalloc((size_t)out * sizeof(float));
+	k_nchwc_to_nchw(w->batch, w->out_channels, w->out[0], w->out[1], yb, back);
+	double flop = 2.0 * (double)out * (double)(w->in_channels * w->kernel[0] * w->kernel[1]);
+	double largest, diff = max_difference(back, now.y, out, &largest);
+	printf("| %-26s | %d | %7.3f | %5.1f | %7.3f | %5.1f | %3.0f %% | %5.2f | %.1e |\n", what, threads, med[0],
+	       flop / med[0] * 1e-6, med[1], flop / med[1] * 1e-6, 100.0 * flop / med[1] * 1e-6 / (PEAK_PER_CORE * threads),
+	       med[0] / med[1], diff / (largest > 0 ? largest : 1));
+	free(x), free(weights), free(now.packed), free(now.scratch), free(now.y), free(xb), free(packed), free(yb),
+		free(back);
+}
+
+static void
+bench_blocked(st_exec_ctx *ctxs, int runs)
+{
+	static const struct {
+		const char *what;
+		int64_t c, oc, hw, kernel, stride, pad;
+	} convs[] = {
+		{ "R18 3x3 64->64 @56", 64, 64, 56, 3, 1, 1 },      { "R18 3x3/2 64->128 @56", 64, 128, 56, 3, 2, 1 },
+		{ "R18 1x1/2 64->128 @56", 64, 128, 56, 1, 2, 0 },  { "R18 3x3 128->128 @28", 128, 128, 28, 3, 1, 1 },
+		{ "R18 3x3/2 128->256 @28", 128, 256, 28, 3, 2, 1 }, { "R18 3x3 256->256 @14", 256, 256, 14, 3, 1, 1 },
+		{ "R18 3x3/2 256->512 @14", 256, 512, 14, 3, 2, 1 }, { "R18 3x3 512->512 @7", 512, 512, 7, 3, 1, 1 },
+		{ "1x1 256->64 @56", 256, 64, 56, 1, 1, 0 },         { "SQ 1x1 512->1000 @13", 512, 1000, 13, 1, 1, 0 },
+	};
+	printf("\n| convolution | threads | NCHW now ms | GFLOP/s | NCHW16c ms | GFLOP/s | of peak | speed-up | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
+	for (int t = 1; t <= 2; t++) {
+		for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+			k_window w = conv2d_strided(convs[i].c, convs[i].oc, convs[i].hw, convs[i].kernel, convs[i].stride,
+			                            convs[i].pad);
+			bench_blocked_one(convs[i].what, &w, t, &ctxs[t - 1], runs);
+		}
+	}
+}
+
 /* The weak spots of issue 10: convolutions on 7 x 7 and 14 x 14 images, and
  * 1x1 convolutions with few input channels, of ResNet-18 and MobileNetV2. */
 static void
@@ -770,7 +852,7 @@ int
 main(int argc, char **argv)
 {
 	int runs = 21;
-	bool quick = false, resnet = false, classes = false, small = false, winograd = false;
+	bool quick = false, resnet = false, classes = false, small = false, winograd = false, blocked = false;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc) {
 			runs = atoi(argv[++i]);
@@ -782,6 +864,8 @@ main(int argc, char **argv)
 			small = true;
 		} else if (strcmp(argv[i], "--winograd") == 0) {
 			winograd = true;
+		} else if (strcmp(argv[i], "--blocked") == 0) {
+			blocked = true;
 		} else if (strcmp(argv[i], "--classes") == 0) {
 			classes = true;
 		} else if (strcmp(argv[i], "--cpu-time") == 0) {
@@ -793,8 +877,8 @@ main(int argc, char **argv)
 				return 2;
 			}
 		} else {
-			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--winograd] [--cpu-time]\n"
-			                "                  [--isa avx512|avx2|portable]\n");
+			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--winograd] [--blocked]\n"
+			                "                  [--cpu-time] [--isa avx512|avx2|portable]\n");
 			return 2;
 		}
 	}
@@ -819,6 +903,12 @@ main(int argc, char **argv)
 	if (small) {
 		/* Only these: the other tables take minutes. */
 		bench_small(ctxs, runs);
+		st_pool_free(pools[0]);
+		st_pool_free(pools[1]);
+		return 0;
+	}
+	if (blocked) {
+		bench_blocked(ctxs, runs);
 		st_pool_free(pools[0]);
 		st_pool_free(pools[1]);
 		return 0;

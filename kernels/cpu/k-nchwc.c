@@ -1,0 +1,247 @@
+/* Convolution on channel-blocked tensors (k-nchwc.h). One body, compiled
+ * for AVX-512 (a block is one vector), AVX2 with FMA (two) and the
+ * baseline instruction set (four); k_cpu_isa() picks one at run time. */
+#include "config.h"
+
+#include <assert.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "k-int.h"
+#include "k-nchwc.h"
+#include "k-sgemm.h"
+
+#define B K_NCHWC_BLOCK
+/* Output channels of a register tile (four blocks) and its outputs along a
+ * row: 7 divides the 112, 56, 28, 14 and 7 wide rows of the usual
+ * networks, and 7 x 4 sums leave registers for the four weight vectors. */
+#define GROUP 64
+#define ROW 7
+
+typedef float nc_vec __attribute__((vector_size(B * sizeof(float))));
+typedef int32_t nc_ivec __attribute__((vector_size(B * sizeof(int32_t))));
+
+int64_t
+k_nchwc_floats(int64_t n, int64_t c, int64_t h, int64_t w)
+{
+	return n * k_div_up(c, B) * B * h * w;
+}
+
+void
+k_nchwc_from_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst)
+{
+	int64_t blocks = k_div_up(c, B), plane = h * w;
+	for (int64_t s = 0; s < n; s++)
+		for (int64_t cb = 0; cb < blocks; cb++) {
+			float *d = dst + (s * blocks + cb) * plane * B;
+			for (int64_t p = 0; p < plane; p++)
+				for (int64_t l = 0; l < B; l++) {
+					int64_t ch = cb * B + l;
+					d[p * B + l] = ch < c ? src[(s * c + ch) * plane + p] : 0.0f;
+				}
+		}
+}
+
+void
+k_nchwc_to_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst)
+{
+	int64_t blocks = k_div_up(c, B), plane = h * w;
+	for (int64_t s = 0; s < n; s++)
+		for (int64_t ch = 0; ch < c; ch++) {
+			const float *p0 = src + ((s * blocks + ch / B) * plane) * B + ch % B;
+			float *d = dst + (s * c + ch) * plane;
+			for (int64_t p = 0; p < plane; p++)
+				d[p] = p0[p * B];
+		}
+}
+
+bool
+k_conv_nchwc_fits(const k_window *w)
+{
+	if (w->spatial != 2 || w->groups != 1 || w->batch < 1 || w->in_channels < 1 || w->out_channels < 1)
+		return false;
+	for (int i = 0; i < 2; i++)
+		if (w->in[i] < 1 || w->out[i] < 1 || w->kernel[i] < 1 || w->stride[i] < 1 || w->dilation[i] < 1 ||
+		    w->pad_begin[i] < 0 || w->pad_end[i] < 0)
+			return false;
+	return true;
+}
+
+size_t
+k_conv_nchwc_packed_floats(const k_window *w)
+{
+	return (size_t)(k_div_up(w->out_channels, GROUP) * k_div_up(w->in_channels, B) * w->kernel[0] *
+	                w->kernel[1] * B * GROUP);
+}
+
+void
+k_conv_nchwc_pack(const k_window *w, const float *weights, float *packed)
+{
+	int64_t o_all = w->out_channels, c_all = w->in_channels, kh = w->kernel[0], kw = w->kernel[1];
+	int64_t groups = k_div_up(o_all, GROUP), cbs = k_div_up(c_all, B);
+	memset(packed, 0, k_conv_nchwc_packed_floats(w) * sizeof *packed);
+	for (int64_t o = 0; o < o_all; o++)
+		for (int64_t c = 0; c < c_all; c++)
+			for (int64_t i = 0; i < kh; i++)
+				for (int64_t j = 0; j < kw; j++) {
+					int64_t at = ((((o / GROUP * cbs + c / B) * kh + i) * kw + j) * B + c % B) * GROUP + o % GROUP;
+					packed[at] = weights[((o * c_all + c) * kh + i) * kw + j];
+				}
+	(void)groups;
+}
+
+/* What one call runs: the window, its operands, and the tasks (sample,
+ * group of 64 output channels, output row). */
+typedef struct nc_args {
+	const k_window *w;
+	const float *x, *packed, *bias;
+	bool clamp;
+	float lo, hi;
+	float *y;
+	int64_t groups, tasks, chunks;
+} nc_args;
+
+/* Sixteen zeros, read where a tap falls in the padding. */
+static const float nc_zeros[B] __attribute__((aligned(64)));
+
+/* acc + x * w lane by lane: one rounding where the level has FMA. Macros,
+ * so that no 64-byte vector crosses a call (whose ABI depends on the
+ * level). */
+#define nc_fma_portable(acc, x, w) ((acc) + (x) * (w))
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define nc_fma_avx512(acc, x, w) ((nc_vec)_mm512_fmadd_ps((__m512)(x), (__m512)(w), (__m512)(acc)))
+#define nc_fma_avx2(acc, x, w)                                          \
+	__extension__({                                                 \
+		nc_vec a_ = (acc), x_ = (x), w_ = (w);                  \
+		__m256 p_[2], q_[2], r_[2];                             \
+		memcpy(p_, &a_, sizeof p_);                             \
+		memcpy(q_, &x_, sizeof q_);                             \
+		memcpy(r_, &w_, sizeof r_);                             \
+		p_[0] = _mm256_fmadd_ps(q_[0], r_[0], p_[0]);           \
+		p_[1] = _mm256_fmadd_ps(q_[1], r_[1], p_[1]);           \
+		memcpy(&a_, p_, sizeof a_);                             \
+		a_;                                                     \
+	})
+#endif
+
+#define NC_BODY(SUF, TARGET)                                                                                     \
+	TARGET static void nc_row_##SUF(const nc_args *a, int64_t n, int64_t g, int64_t oh)                       \
+	{                                                                                                        \
+		const k_window *w = a->w;                                                                        \
+		int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];                              \
+		int64_t kh = w->kernel[0], kw = w->kernel[1], sh = w->stride[0], sw = w->stride[1];              \
+		int64_t dh = w->dilation[0], dw = w->dilation[1], ph = w->pad_begin[0], pw = w->pad_begin[1];    \
+		int64_t cbs = k_div_up(w->in_channels, B), obs = k_div_up(w->out_channels, B);                   \
+		const float *xs = a->x + n * cbs * H * W * B;                                                    \
+		const float *wg = a->packed + g * cbs * kh * kw * B * GROUP;                                     \
+		nc_vec lo = (nc_vec){ 0 } + a->lo, hi = (nc_vec){ 0 } + a->hi;                                   \
+		for (int64_t ow0 = 0; ow0 < OW; ow0 += ROW) {                                                    \
+			nc_vec acc[ROW][4];                                                                      \
+			for (int o = 0; o < 4; o++) {                                                            \
+				int64_t ch = g * GROUP + o * B;                                                  \
+				nc_vec b0 = { 0 };                                                               \
+				if (a->bias)                                                                     \
+					for (int l = 0; l < B; l++)                                              \
+						b0[l] = ch + l < w->out_channels ? a->bias[ch + l] : 0.0f;       \
+				_Pragma("GCC unroll 8") for (int r = 0; r < ROW; r++) acc[r][o] = b0;            \
+			}                                                                                        \
+			for (int64_t cb = 0; cb < cbs; cb++) {                                                   \
+				for (int64_t i = 0; i < kh; i++) {                                               \
+					int64_t ih = oh * sh + i * dh - ph;                                      \
+					if (ih < 0 || ih >= H)                                                   \
+						continue;                                                        \
+					const float *xrow = xs + (cb * H + ih) * W * B;                          \
+					for (int64_t j = 0; j < kw; j++) {                                       \
+						const float *src[ROW];                                           \
+						_Pragma("GCC unroll 8") for (int r = 0; r < ROW; r++)            \
+						{                                                                \
+							int64_t iw = (ow0 + r) * sw + j * dw - pw;               \
+							src[r] = ow0 + r < OW && iw >= 0 && iw < W ? xrow + iw * B \
+							                                            : nc_zeros;  \
+						}                                                                \
+						const float *wt = wg + ((cb * kh + i) * kw + j) * B * GROUP;     \
+						for (int ci = 0; ci < B; ci++, wt += GROUP) {                    \
+							nc_vec wv[4];                                            \
+							_Pragma("GCC unroll 4") for (int o = 0; o < 4; o++)      \
+								memcpy(&wv[o], wt + o * B, sizeof wv[o]);        \
+							_Pragma("GCC unroll 8") for (int r = 0; r < ROW; r++)    \
+							{                                                        \
+								nc_vec xv = src[r][ci] - (nc_vec){ 0 };          \
+								_Pragma("GCC unroll 4") for (int o = 0; o < 4; o++) \
+									acc[r][o] = nc_fma_##SUF(acc[r][o], xv, wv[o]); \
+							}                                                        \
+						}                                                                \
+					}                                                                        \
+				}                                                                                \
+			}                                                                                        \
+			for (int o = 0; o < 4; o++) {                                                            \
+				int64_t ob = g * 4 + o;                                                          \
+				if (ob >= obs)                                                                   \
+					break;                                                                   \
+				int64_t live = w->out_channels - ob * B;                                         \
+				nc_ivec keep = { 0 };                                                            \
+				for (int l = 0; l < B; l++)                                                      \
+					keep[l] = l < live ? -1 : 0;                                             \
+				float *yrow = a->y + (((n * obs + ob) * OH + oh) * OW) * B;                      \
+				for (int r = 0; r < ROW && ow0 + r < OW; r++) {                                  \
+					nc_vec v = acc[r][o];                                                    \
+					if (a->clamp) {                                                          \
+						nc_ivec below = v < lo;                                          \
+						v = (nc_vec)((below & (nc_ivec)lo) | (~below & (nc_ivec)v));     \
+						nc_ivec above = v > hi;                                          \
+						v = (nc_vec)((above & (nc_ivec)hi) | (~above & (nc_ivec)v));     \
+					}                                                                        \
+					v = (nc_vec)((nc_ivec)v & keep);                                         \
+					memcpy(yrow + (ow0 + r) * B, &v, sizeof v);                              \
+				}                                                                                \
+			}                                                                                        \
+		}                                                                                                \
+	}                                                                                                        \
+	static void nc_chunks_##SUF(void *arg, int64_t c0, int64_t c1)                                           \
+	{                                                                                                        \
+		const nc_args *a = arg;                                                                          \
+		int64_t rows = a->w->out[0];                                                                     \
+		for (int64_t c = c0; c < c1; c++) {                                                              \
+			int64_t t0 = c * a->tasks / a->chunks, t1 = (c + 1) * a->tasks / a->chunks;              \
+			for (int64_t t = t0; t < t1; t++) {                                                      \
+				int64_t oh = t % rows, rest = t / rows;                                          \
+				nc_row_##SUF(a, rest / a->groups, rest % a->groups, oh);                          \
+			}                                                                                        \
+		}                                                                                                \
+	}
+
+NC_BODY(portable, )
+#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(K_HAVE_AVX2)
+NC_BODY(avx2, __attribute__((target("avx2,fma"))))
+#endif
+#if defined(K_HAVE_AVX512)
+NC_BODY(avx512, __attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma"))))
+#endif
+#endif
+
+void
+k_conv_nchwc(const k_window *w, const float *x, const float *packed, const float *bias, bool clamp, float lo,
+             float hi, float *y, const st_exec_ctx *ctx)
+{
+	assert(k_conv_nchwc_fits(w));
+	nc_args a = { .w = w, .x = x, .packed = packed, .bias = bias, .clamp = clamp, .lo = lo, .hi = hi, .y = y };
+	a.groups = k_div_up(w->out_channels, GROUP);
+	a.tasks = w->batch * a.groups * w->out[0];
+	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	a.chunks = k_min64(a.tasks, threads < 1 ? 1 : threads);
+	st_range_fn fn = nc_chunks_portable;
+#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(K_HAVE_AVX2)
+	if (k_cpu_isa() == K_ISA_AVX2)
+		fn = nc_chunks_avx2;
+#endif
+#if defined(K_HAVE_AVX512)
+	if (k_cpu_isa() == K_ISA_AVX512)
+		fn = nc_chunks_avx512;
+#endif
+#endif
+	k_parallel_for(ctx, a.chunks, 1, fn, &a);
+}

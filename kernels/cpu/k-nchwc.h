@@ -1,0 +1,53 @@
+/* Convolution on channel-blocked tensors (NCHW16c, k-nchwc.c): sixteen
+ * channels of one position lie together, so a kernel broadcasts one input
+ * value against a vector of sixteen output channels' weights and stores
+ * whole 64-byte vectors, reading every operand in order. A building block
+ * for a blocked layout the plan may choose (docs/performance.md, session 5);
+ * no plan uses it yet. */
+#ifndef K_NCHWC_H
+#define K_NCHWC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "k-nn.h"
+
+/* Channels of a block. */
+#define K_NCHWC_BLOCK 16
+
+/*
+ * Layout: an N x C x H x W tensor is N x ceil(C / 16) x H x W x 16, the
+ * channels past C zero. k_nchwc_floats gives its floats; the conversions
+ * copy from and to plain NCHW (the caller owns both buffers; they must not
+ * overlap).
+ */
+int64_t k_nchwc_floats(int64_t n, int64_t c, int64_t h, int64_t w);
+void k_nchwc_from_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst);
+void k_nchwc_to_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst);
+
+/* Whether k_conv_nchwc runs window w: 2-D, one group, sizes >= 1, any
+ * kernel, stride, dilation and padding >= 0. */
+bool k_conv_nchwc_fits(const k_window *w);
+
+/*
+ * The filters (the layer's O x C x kh x kw weights) packed once:
+ * k_conv_nchwc_packed_floats floats of 64-byte aligned memory the caller
+ * owns, laid out as [O / 64][C / 16][kh][kw][16 inputs][64 outputs], zero
+ * past O and C. Independent of the SIMD level.
+ */
+size_t k_conv_nchwc_packed_floats(const k_window *w);
+void k_conv_nchwc_pack(const k_window *w, const float *weights, float *packed);
+
+/*
+ * y (blocked, N x O x OH x OW) = x (blocked, N x C x H x W) convolved with
+ * the packed filters, + bias (O values, or NULL), clamped to [lo, hi] when
+ * clamp (k_clamp's comparisons). A register tile is 7 neighbouring outputs
+ * of one row by 64 output channels (28 sums); threads split samples, groups
+ * of 64 output channels and output rows, and the bits do not depend on
+ * their number. The blocked channels of y past O are written as zero.
+ */
+void k_conv_nchwc(const k_window *w, const float *x, const float *packed, const float *bias, bool clamp,
+                  float lo, float hi, float *y, const st_exec_ctx *ctx);
+
+#endif

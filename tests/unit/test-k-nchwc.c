@@ -1,0 +1,171 @@
+/* Unit tests: convolution on channel-blocked tensors (k-nchwc.c) against
+ * k_conv_ref, at every SIMD level this processor runs, serially and in
+ * pieces; the layout conversions. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "k-helpers.h"
+
+#include "k-nchwc.h"
+#include "k-nn.h"
+
+Test(k_nchwc, conversions_round_trip_and_zero_the_padding)
+{
+	test_rng r = { 3 };
+	int64_t n = 2, c = 21, h = 3, w = 5;
+	float *src = test_random_floats(&r, n * c * h * w), *back = test_nan_floats(n * c * h * w);
+	int64_t nb = k_nchwc_floats(n, c, h, w);
+	cr_assert_eq(nb, n * 32 * h * w);
+	float *blocked = test_nan_floats(nb);
+	k_nchwc_from_nchw(n, c, h, w, src, blocked);
+	/* Channel 17 of sample 1 at (2, 4): block 1, lane 1. */
+	cr_assert_eq(blocked[((1 * 2 + 1) * h * w + 2 * w + 4) * 16 + 1], src[((1 * c + 17) * h + 2) * w + 4]);
+	for (int64_t s = 0; s < n; s++)
+		for (int64_t p = 0; p < h * w; p++)
+			for (int64_t l = c - 16; l < 16; l++)
+				cr_assert_eq(blocked[((s * 2 + 1) * h * w + p) * 16 + l], 0.0f);
+	k_nchwc_to_nchw(n, c, h, w, blocked, back);
+	cr_assert(memcmp(src, back, (size_t)(n * c * h * w) * sizeof *src) == 0);
+	free(src), free(back), free(blocked);
+}
+
+/* One window at the level in use: the blocked convolution, serially and in
+ * 2 and 3 pieces, against k_conv_ref on the same values (within the FP32
+ * agreement of ARCHITECTURE.md), the same bits from every piece count, and
+ * the blocked channels past the outputs zero. */
+static void
+check_window(test_rng *r, const k_window *w, bool with_bias, int clamp)
+{
+	/* clamp 1: a relu; 2: a clip to [0.1, 0.5], whose floor is not 0 (the
+	 * lanes past the outputs must still be 0). */
+	float lo = clamp == 2 ? 0.1f : 0.0f, hi = clamp == 2 ? 0.5f : INFINITY;
+	char what[256];
+	snprintf(what, sizeof what, "%s N%lld %lld->%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld,%lld,%lld%s%s",
+	         k_cpu_isa_name(k_cpu_isa()), (long long)w->batch, (long long)w->in_channels,
+	         (long long)w->out_channels, (long long)w->in[0], (long long)w->in[1], (long long)w->kernel[0],
+	         (long long)w->kernel[1], (long long)w->stride[0], (long long)w->stride[1], (long long)w->dilation[0],
+	         (long long)w->dilation[1], (long long)w->pad_begin[0], (long long)w->pad_end[0],
+	         (long long)w->pad_begin[1], (long long)w->pad_end[1], with_bias ? " bias" : "", clamp == 1 ? " relu" : clamp == 2 ? " clip" : "");
+	int64_t nx = w->batch * w->in_channels * w->in[0] * w->in[1];
+	int64_t ny = w->batch * w->out_channels * w->out[0] * w->out[1];
+	int64_t nw = w->out_channels * w->in_channels * w->kernel[0] * w->kernel[1];
+	float *x = test_random_floats(r, nx), *weights = test_random_floats(r, nw);
+	float *bias = with_bias ? test_random_floats(r, w->out_channels) : NULL;
+	float *want = malloc((size_t)ny * sizeof *want);
+	k_conv_ref(w, x, weights, bias, want);
+	if (clamp)
+		for (int64_t i = 0; i < ny; i++)
+			want[i] = want[i] < lo ? lo : want[i] > hi ? hi : want[i];
+	float *xb = test_nan_floats(k_nchwc_floats(w->batch, w->in_channels, w->in[0], w->in[1]));
+	k_nchwc_from_nchw(w->batch, w->in_channels, w->in[0], w->in[1], x, xb);
+	size_t pf = k_conv_nchwc_packed_floats(w);
+	float *packed = aligned_alloc(64, (pf * sizeof(float) + 63) / 64 * 64);
+	k_conv_nchwc_pack(w, weights, packed);
+	int64_t nyb = k_nchwc_floats(w->batch, w->out_channels, w->out[0], w->out[1]);
+	float *first = NULL, *got = malloc((size_t)ny * sizeof *got);
+	for (int pieces = 1; pieces <= 3; pieces++) {
+		float *yb = test_nan_floats(nyb);
+		st_exec_ctx ctx = { .n_threads = pieces, .parallel_for = test_pieces_run };
+		k_conv_nchwc(w, xb, packed, bias, clamp != 0, lo, hi, yb, pieces > 1 ? &ctx : NULL);
+		int64_t plane = w->out[0] * w->out[1], blocks = (w->out_channels + 15) / 16;
+		for (int64_t s = 0; s < w->batch; s++)
+			for (int64_t l = w->out_channels; l < blocks * 16; l++)
+				for (int64_t p = 0; p < plane; p++)
+					cr_assert_eq(yb[((s * blocks + l / 16) * plane + p) * 16 + l % 16], 0.0f,
+					             "%s: channel %lld past the outputs", what, (long long)l);
+		k_nchwc_to_nchw(w->batch, w->out_channels, w->out[0], w->out[1], yb, got);
+		char why[256];
+		cr_assert(test_allclose(got, want, ny, 1e-5, why, sizeof why), "%s, %d pieces: %s", what, pieces, why);
+		if (first == NULL)
+			first = yb;
+		else {
+			cr_assert(memcmp(first, yb, (size_t)nyb * sizeof *yb) == 0, "%s: %d pieces differ from one", what,
+			          pieces);
+			free(yb);
+		}
+	}
+	free(first), free(got), free(packed), free(xb), free(want), free(bias), free(weights), free(x);
+}
+
+static k_window
+blocked_window(int64_t n, int64_t c, int64_t oc, int64_t h, int64_t wd, int64_t k, int64_t s, int64_t p)
+{
+	k_window w = { .spatial = 2, .batch = n, .in_channels = c, .out_channels = oc, .groups = 1 };
+	for (int i = 0; i < 2; i++) {
+		w.in[i] = i == 0 ? h : wd;
+		w.kernel[i] = k;
+		w.stride[i] = s;
+		w.dilation[i] = 1;
+		w.pad_begin[i] = w.pad_end[i] = p;
+	}
+	cr_assert(test_window_finish(&w));
+	return w;
+}
+
+/* The shapes it is for (ResNet's, channels cut down) and odd ones. */
+Test(k_nchwc, network_shapes_match_reference)
+{
+	test_rng r = { 17 };
+	k_window cases[] = {
+		blocked_window(1, 64, 128, 20, 20, 3, 2, 1), /* 3x3/2 */
+		blocked_window(1, 32, 64, 14, 14, 3, 1, 1),  /* 3x3 */
+		blocked_window(1, 48, 64, 14, 14, 1, 2, 0),  /* 1x1/2 projection */
+		blocked_window(2, 16, 16, 7, 7, 3, 1, 1),    /* 7x7, batch 2 */
+		blocked_window(1, 3, 64, 30, 30, 7, 2, 3),   /* a stem: 3 channels */
+		blocked_window(1, 20, 70, 9, 13, 3, 1, 0),   /* channels off the blocks */
+		blocked_window(1, 1, 1, 1, 1, 1, 1, 0),      /* one of everything */
+	};
+	k_isa have[K_ISA_COUNT];
+	int count = test_isa_levels(have);
+	for (int l = 0; l < count; l++) {
+		cr_assert_eq(k_cpu_isa_force(have[l]), 0);
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+			check_window(&r, &cases[i], i % 2 == 0, (int)(i % 3));
+	}
+	k_cpu_isa_force(k_cpu_isa_best());
+}
+
+Test(k_nchwc, random_windows_match_reference)
+{
+	test_rng r = { 0x5eed };
+	k_isa have[K_ISA_COUNT];
+	int count = test_isa_levels(have);
+	int done = 0;
+	for (int t = 0; t < 90; t++) {
+		k_window w = { .spatial = 2, .batch = test_pick(&r, 1, 2), .groups = 1, .in_channels = test_pick(&r, 1, 40),
+		               .out_channels = test_pick(&r, 1, 80) };
+		for (int i = 0; i < 2; i++) {
+			w.in[i] = test_pick(&r, 1, 17);
+			w.kernel[i] = test_pick(&r, 1, 5);
+			w.stride[i] = test_pick(&r, 1, 3);
+			w.dilation[i] = test_pick(&r, 1, 2);
+			w.pad_begin[i] = test_pick(&r, 0, 2);
+			w.pad_end[i] = test_pick(&r, 0, 2);
+		}
+		if (!test_window_finish(&w))
+			continue;
+		cr_assert(k_conv_nchwc_fits(&w));
+		cr_assert_eq(k_cpu_isa_force(have[t % count]), 0);
+		check_window(&r, &w, t % 2 == 0, t % 3);
+		done++;
+	}
+	k_cpu_isa_force(k_cpu_isa_best());
+	cr_assert_gt(done, 40);
+}
+
+Test(k_nchwc, fits)
+{
+	k_window w = blocked_window(1, 8, 8, 5, 5, 3, 1, 1);
+	cr_assert(k_conv_nchwc_fits(&w));
+	k_window grouped = w;
+	grouped.groups = 2;
+	cr_assert_not(k_conv_nchwc_fits(&grouped));
+	k_window flat = w;
+	flat.spatial = 1;
+	cr_assert_not(k_conv_nchwc_fits(&flat));
+}
