@@ -520,6 +520,27 @@ bench_small_conv(const char *what, const k_window *w, int threads, st_exec_ctx *
 	free(x), free(weights);
 }
 
+/* A 2-D convolution of a table: square input hw x hw, square kernel. */
+typedef struct conv_shape {
+	const char *what;
+	int64_t c, oc, hw, kernel, stride, pad;
+} conv_shape;
+
+typedef void (*conv_bench_fn)(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs);
+
+/* Every shape of a table through fn, on 1 thread and then on 2. */
+static void
+bench_table(const conv_shape *shapes, size_t n, conv_bench_fn fn, st_exec_ctx *ctxs, int runs)
+{
+	for (int t = 1; t <= 2; t++) {
+		for (size_t i = 0; i < n; i++) {
+			k_window w = conv2d_strided(shapes[i].c, shapes[i].oc, shapes[i].hw, shapes[i].kernel, shapes[i].stride,
+			                            shapes[i].pad);
+			fn(shapes[i].what, &w, t, &ctxs[t - 1], runs);
+		}
+	}
+}
+
 static void
 run_conv_no_prefetch(void *arg)
 {
@@ -608,9 +629,8 @@ bench_blocked_one(const char *what, const k_window *w, int threads, st_exec_ctx 
 	k_nchwc_to_nchw(w->batch, w->out_channels, w->out[0], w->out[1], yb, back);
 	double flop = 2.0 * (double)out * (double)(w->in_channels * w->kernel[0] * w->kernel[1]);
 	double largest, diff = max_difference(back, now.y, out, &largest);
-	printf("| %-26s | %d | %7.3f | %5.1f | %7.3f | %5.1f | %3.0f %% | %5.2f | %.1e |\n", what, threads, med[0],
-	       flop / med[0] * 1e-6, med[1], flop / med[1] * 1e-6, 100.0 * flop / med[1] * 1e-6 / (PEAK_PER_CORE * threads),
-	       med[0] / med[1], diff / (largest > 0 ? largest : 1));
+	printf("| %-26s | %d | %7.3f | %5.1f | %7.3f | %5.1f | %5.2f | %.1e |\n", what, threads, med[0],
+	       flop / med[0] * 1e-6, med[1], flop / med[1] * 1e-6, med[0] / med[1], diff / (largest > 0 ? largest : 1));
 	free(x), free(weights), free(now.packed), free(now.scratch), free(now.y), free(xb), free(packed), free(yb),
 		free(back);
 }
@@ -618,25 +638,16 @@ bench_blocked_one(const char *what, const k_window *w, int threads, st_exec_ctx 
 static void
 bench_blocked(st_exec_ctx *ctxs, int runs)
 {
-	static const struct {
-		const char *what;
-		int64_t c, oc, hw, kernel, stride, pad;
-	} convs[] = {
+	static const conv_shape convs[] = {
 		{ "R18 3x3 64->64 @56", 64, 64, 56, 3, 1, 1 },      { "R18 3x3/2 64->128 @56", 64, 128, 56, 3, 2, 1 },
 		{ "R18 1x1/2 64->128 @56", 64, 128, 56, 1, 2, 0 },  { "R18 3x3 128->128 @28", 128, 128, 28, 3, 1, 1 },
 		{ "R18 3x3/2 128->256 @28", 128, 256, 28, 3, 2, 1 }, { "R18 3x3 256->256 @14", 256, 256, 14, 3, 1, 1 },
 		{ "R18 3x3/2 256->512 @14", 256, 512, 14, 3, 2, 1 }, { "R18 3x3 512->512 @7", 512, 512, 7, 3, 1, 1 },
 		{ "1x1 256->64 @56", 256, 64, 56, 1, 1, 0 },         { "SQ 1x1 512->1000 @13", 512, 1000, 13, 1, 1, 0 },
 	};
-	printf("\n| convolution | threads | NCHW now ms | GFLOP/s | NCHW16c ms | GFLOP/s | of peak | speed-up | max diff / max |\n");
-	printf("|---|---|---|---|---|---|---|---|---|\n");
-	for (int t = 1; t <= 2; t++) {
-		for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
-			k_window w = conv2d_strided(convs[i].c, convs[i].oc, convs[i].hw, convs[i].kernel, convs[i].stride,
-			                            convs[i].pad);
-			bench_blocked_one(convs[i].what, &w, t, &ctxs[t - 1], runs);
-		}
-	}
+	printf("\n| convolution | threads | NCHW now ms | GFLOP/s | NCHW16c ms | GFLOP/s | speed-up | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+	bench_table(convs, sizeof convs / sizeof convs[0], bench_blocked_one, ctxs, runs);
 }
 
 /* The weak spots of issue 10: convolutions on 7 x 7 and 14 x 14 images, and
@@ -644,10 +655,7 @@ bench_blocked(st_exec_ctx *ctxs, int runs)
 static void
 bench_small(st_exec_ctx *ctxs, int runs)
 {
-	static const struct {
-		const char *what;
-		int64_t c, oc, hw, kernel, stride, pad;
-	} convs[] = {
+	static const conv_shape convs[] = {
 		{ "R18 3x3 512->512 @7", 512, 512, 7, 3, 1, 1 },
 		{ "R18 3x3/2 256->512 @14", 256, 512, 14, 3, 2, 1 },
 		{ "R18 1x1/2 256->512 @14", 256, 512, 14, 1, 2, 0 },
@@ -670,10 +678,7 @@ bench_small(st_exec_ctx *ctxs, int runs)
 		{ "1x1 512->512 @14", 512, 512, 14, 1, 1, 0 },
 		{ "3x3 256->512 @13", 256, 512, 13, 3, 1, 1 },
 	};
-	static const struct {
-		const char *what;
-		int64_t c, oc, hw, kernel, stride, pad;
-	} direct[] = {
+	static const conv_shape direct[] = {
 		{ "1x1 256->64 @56", 256, 64, 56, 1, 1, 0 },
 		{ "MV2 1x1 144->24 @56", 144, 24, 56, 1, 1, 0 },
 		{ "MV2 1x1 96->24 @56", 96, 24, 56, 1, 1, 0 },
@@ -683,22 +688,10 @@ bench_small(st_exec_ctx *ctxs, int runs)
 	};
 	printf("\n| direct tile | threads | no prefetch ms | GFLOP/s | prefetch ms | GFLOP/s | speed-up | max diff / max |\n");
 	printf("|---|---|---|---|---|---|---|---|\n");
-	for (int t = 1; t <= 2; t++) {
-		for (size_t i = 0; i < sizeof direct / sizeof direct[0]; i++) {
-			k_window w = conv2d_strided(direct[i].c, direct[i].oc, direct[i].hw, direct[i].kernel, direct[i].stride,
-			                            direct[i].pad);
-			bench_prefetch(direct[i].what, &w, t, &ctxs[t - 1], runs);
-		}
-	}
+	bench_table(direct, sizeof direct / sizeof direct[0], bench_prefetch, ctxs, runs);
 	printf("\n| small image / thin depth | threads | columns ms | GFLOP/s | rows ms | GFLOP/s | default ms | speed-up | max diff / max |\n");
 	printf("|---|---|---|---|---|---|---|---|---|\n");
-	for (int t = 1; t <= 2; t++) {
-		for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
-			k_window w = conv2d_strided(convs[i].c, convs[i].oc, convs[i].hw, convs[i].kernel, convs[i].stride,
-			                            convs[i].pad);
-			bench_small_conv(convs[i].what, &w, t, &ctxs[t - 1], runs);
-		}
-	}
+	bench_table(convs, sizeof convs / sizeof convs[0], bench_small_conv, ctxs, runs);
 }
 
 /* Pseudo-normal values (sum of four uniforms, variance scaled to sd^2).

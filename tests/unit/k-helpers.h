@@ -1,5 +1,5 @@
 /* Helpers the kernel tests share (test-k-*.c): the SIMD levels to force in
- * turn, and a convolution window's output sizes. */
+ * turn, a convolution window's output sizes, and 2-D windows. */
 #ifndef K_HELPERS_H
 #define K_HELPERS_H
 
@@ -33,6 +33,24 @@ test_window_finish(k_window *w)
 		w->out[i] = (padded - extent) / w->stride[i] + 1;
 	}
 	return true;
+}
+
+/* A 2-D window: n samples of c channels, h x wd, to oc channels in `groups`
+ * groups, a k x k filter at stride s with pad on every side, dilation 1;
+ * its output sizes as test_window_finish sets them (false as it says). */
+static inline bool
+test_window2d(k_window *w, int64_t n, int64_t c, int64_t oc, int64_t groups, int64_t h, int64_t wd, int64_t k,
+              int64_t s, int64_t pad)
+{
+	*w = (k_window){ .spatial = 2, .batch = n, .in_channels = c, .out_channels = oc, .groups = groups };
+	for (int i = 0; i < 2; i++) {
+		w->in[i] = i ? wd : h;
+		w->kernel[i] = k;
+		w->stride[i] = s;
+		w->dilation[i] = 1;
+		w->pad_begin[i] = w->pad_end[i] = pad;
+	}
+	return test_window_finish(w);
 }
 
 #endif

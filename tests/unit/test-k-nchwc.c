@@ -95,15 +95,8 @@ check_window(test_rng *r, const k_window *w, bool with_bias, int clamp)
 static k_window
 blocked_window(int64_t n, int64_t c, int64_t oc, int64_t h, int64_t wd, int64_t k, int64_t s, int64_t p)
 {
-	k_window w = { .spatial = 2, .batch = n, .in_channels = c, .out_channels = oc, .groups = 1 };
-	for (int i = 0; i < 2; i++) {
-		w.in[i] = i == 0 ? h : wd;
-		w.kernel[i] = k;
-		w.stride[i] = s;
-		w.dilation[i] = 1;
-		w.pad_begin[i] = w.pad_end[i] = p;
-	}
-	cr_assert(test_window_finish(&w));
+	k_window w;
+	cr_assert(test_window2d(&w, n, c, oc, 1, h, wd, k, s, p));
 	return w;
 }
 

@@ -115,15 +115,8 @@ window_text(const k_window *w, bool bias, char *buf, size_t size)
 static k_window
 depthwise(int64_t n, int64_t c, int64_t h, int64_t wd, int64_t k, int64_t s, int64_t pad)
 {
-	k_window w = { .spatial = 2, .batch = n, .in_channels = c, .out_channels = c, .groups = c };
-	for (int i = 0; i < 2; i++) {
-		w.in[i] = i ? wd : h;
-		w.kernel[i] = k;
-		w.stride[i] = s;
-		w.dilation[i] = 1;
-		w.pad_begin[i] = w.pad_end[i] = pad;
-	}
-	cr_assert(test_window_finish(&w));
+	k_window w;
+	cr_assert(test_window2d(&w, n, c, c, c, h, wd, k, s, pad));
 	return w;
 }
 

@@ -384,15 +384,8 @@ static k_window
 window2d(int64_t n, int64_t c, int64_t oc, int64_t groups, int64_t h, int64_t wd, int64_t k, int64_t s,
          int64_t pad)
 {
-	k_window w = { .spatial = 2, .batch = n, .in_channels = c, .out_channels = oc, .groups = groups };
-	for (int i = 0; i < 2; i++) {
-		w.in[i] = i ? wd : h;
-		w.kernel[i] = k;
-		w.stride[i] = s;
-		w.dilation[i] = 1;
-		w.pad_begin[i] = w.pad_end[i] = pad;
-		w.out[i] = (w.in[i] + 2 * pad - k) / s + 1;
-	}
+	k_window w;
+	cr_assert(test_window2d(&w, n, c, oc, groups, h, wd, k, s, pad));
 	return w;
 }
 
