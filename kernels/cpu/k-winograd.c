@@ -464,7 +464,7 @@ wino_input(const wargs *a, int64_t field, int64_t c0, int64_t c1, float *v, floa
 
 /* Tasks [t0, t1) on one slot; the input is transformed again only when the
  * block of tiles changes, or read from the slot of its field when
- * a->shared (wino_shared). */
+ * a->shared (wino_shared_input). */
 static void
 wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
 {
@@ -503,6 +503,8 @@ wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
 	}
 }
 
+bool k_winograd_share_input = true;
+
 /*
  * Where the threads share out the output channels of one block of tiles
  * (a small plane, 13 x 13 or 14 x 14 at F(4,3), 7 x 7 at F(2,3)), each
@@ -513,8 +515,6 @@ wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
  * a->shared). Chunk c of the first pass transforms its share of (field,
  * channel) pairs, with its own slot's phase rows.
  */
-bool k_winograd_share_input = true;
-
 static void
 wino_shared_input(void *arg, int64_t c0, int64_t c1)
 {
