@@ -385,13 +385,23 @@ bench_gemm(const shape *s, int threads, st_exec_ctx *ctx, int runs)
 	free(a), free(b), free(c_blas);
 }
 
+/* Uniform random input and filters for window w into *x and *weights
+ * (the caller frees both); returns the output's element count. */
+static int64_t
+conv_operands(const k_window *w, float **x, float **weights)
+{
+	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
+	int64_t nw = w->out_channels * w->in_channels / w->groups * w->kernel[0] * w->kernel[1];
+	*x = random_floats(in, 3);
+	*weights = random_floats(nw, 4);
+	return w->batch * w->out_channels * w->out[0] * w->out[1];
+}
+
 static void
 bench_conv(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs, double pytorch_ms)
 {
-	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
-	int64_t out = w->batch * w->out_channels * w->out[0] * w->out[1];
-	int64_t nw = w->out_channels * w->in_channels / w->groups * w->kernel[0] * w->kernel[1];
-	float *x = random_floats(in, 3), *weights = random_floats(nw, 4);
+	float *x, *weights;
+	int64_t out = conv_operands(w, &x, &weights);
 	conv_run old = { .w = *w, .x = x, .weights = weights, .slots = threads, .ctx = ctx };
 	conv_run new = old;
 	k_gemm_force(K_GEMM_OPENBLAS);
@@ -497,10 +507,8 @@ conv_packed_new(conv_run *c, const k_window *w, const float *x, const float *wei
 static void
 bench_small_conv(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs)
 {
-	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
-	int64_t out = w->batch * w->out_channels * w->out[0] * w->out[1];
-	int64_t nw = w->out_channels * w->in_channels / w->groups * w->kernel[0] * w->kernel[1];
-	float *x = random_floats(in, 3), *weights = random_floats(nw, 4);
+	float *x, *weights;
+	int64_t out = conv_operands(w, &x, &weights);
 	conv_run r[3];
 	conv_packed_new(&r[0], w, x, weights, threads, ctx, -1, out);
 	conv_packed_new(&r[1], w, x, weights, threads, ctx, 1, out);
@@ -555,10 +563,8 @@ run_conv_no_prefetch(void *arg)
 static void
 bench_prefetch(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs)
 {
-	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
-	int64_t out = w->batch * w->out_channels * w->out[0] * w->out[1];
-	int64_t nw = w->out_channels * w->in_channels * w->kernel[0] * w->kernel[1];
-	float *x = random_floats(in, 3), *weights = random_floats(nw, 4);
+	float *x, *weights;
+	int64_t out = conv_operands(w, &x, &weights);
 	conv_run r[2];
 	double t[2][256], med[2];
 	for (int i = 0; i < 2; i++) {
@@ -604,10 +610,8 @@ run_blocked(void *arg)
 static void
 bench_blocked_one(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs)
 {
-	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
-	int64_t out = w->batch * w->out_channels * w->out[0] * w->out[1];
-	int64_t nw = w->out_channels * w->in_channels * w->kernel[0] * w->kernel[1];
-	float *x = random_floats(in, 3), *weights = random_floats(nw, 4);
+	float *x, *weights;
+	int64_t out = conv_operands(w, &x, &weights);
 	conv_run now = { .w = *w, .x = x, .weights = weights, .slots = threads, .ctx = ctx };
 	size_t pb = k_conv_packed_bytes(w);
 	now.packed = pb ? xalloc(pb) : NULL;

@@ -78,7 +78,7 @@ void
 k_conv_nchwc_pack(const k_window *w, const float *weights, float *packed)
 {
 	int64_t o_all = w->out_channels, c_all = w->in_channels, kh = w->kernel[0], kw = w->kernel[1];
-	int64_t groups = k_div_up(o_all, GROUP), cbs = k_div_up(c_all, B);
+	int64_t cbs = k_div_up(c_all, B);
 	memset(packed, 0, k_conv_nchwc_packed_floats(w) * sizeof *packed);
 	for (int64_t o = 0; o < o_all; o++)
 		for (int64_t c = 0; c < c_all; c++)
@@ -87,7 +87,6 @@ k_conv_nchwc_pack(const k_window *w, const float *weights, float *packed)
 					int64_t at = ((((o / GROUP * cbs + c / B) * kh + i) * kw + j) * B + c % B) * GROUP + o % GROUP;
 					packed[at] = weights[((o * c_all + c) * kh + i) * kw + j];
 				}
-	(void)groups;
 }
 
 /* What one call runs: the window, its operands, and the tasks (sample,
