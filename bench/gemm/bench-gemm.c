@@ -620,7 +620,7 @@ bench_blocked_one(const char *what, const k_window *w, int threads, st_exec_ctx 
 	now.scratch = xalloc(k_conv_packed_scratch_bytes(w, threads));
 	now.y = xalloc((size_t)out * sizeof(float));
 	float *xb = xalloc((size_t)k_nchwc_floats(w->batch, w->in_channels, w->in[0], w->in[1]) * sizeof(float));
-	k_nchwc_from_nchw(w->batch, w->in_channels, w->in[0], w->in[1], x, xb);
+	k_nchwc_from_nchw(w->batch, w->in_channels, w->in[0], w->in[1], x, xb, NULL);
 	float *packed = xalloc(k_conv_nchwc_packed_floats(w) * sizeof(float));
 	k_conv_nchwc_pack(w, weights, packed);
 	float *yb = xalloc((size_t)k_nchwc_floats(w->batch, w->out_channels, w->out[0], w->out[1]) * sizeof(float));
@@ -630,7 +630,7 @@ bench_blocked_one(const char *what, const k_window *w, int threads, st_exec_ctx 
 	timing_threads = threads;
 	race(c, 2, 5, runs, med);
 	float *back = xalloc((size_t)out * sizeof(float));
-	k_nchwc_to_nchw(w->batch, w->out_channels, w->out[0], w->out[1], yb, back);
+	k_nchwc_to_nchw(w->batch, w->out_channels, w->out[0], w->out[1], yb, back, NULL);
 	double flop = 2.0 * (double)out * (double)(w->in_channels * w->kernel[0] * w->kernel[1]);
 	double largest, diff = max_difference(back, now.y, out, &largest);
 	printf("| %-26s | %d | %7.3f | %5.1f | %7.3f | %5.1f | %5.2f | %.1e |\n", what, threads, med[0],

@@ -17,6 +17,8 @@
  * networks, and 7 x 4 sums leave registers for the four weight vectors. */
 #define GROUP 64
 #define ROW 7
+/* Bytes of filters one pass over a task's rows reads (k_conv_nchwc). */
+#define NC_SLICE_BYTES (128 * 1024)
 
 typedef float nc_vec __attribute__((vector_size(B * sizeof(float))));
 typedef int32_t nc_ivec __attribute__((vector_size(B * sizeof(int32_t))));
@@ -27,32 +29,110 @@ k_nchwc_floats(int64_t n, int64_t c, int64_t h, int64_t w)
 	return n * k_div_up(c, B) * B * h * w;
 }
 
-void
-k_nchwc_from_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst)
+/* The conversions' tasks: one (sample, block of 16 channels) each. */
+typedef struct convert_args {
+	int64_t c, plane, blocks;
+	const float *src;
+	float *dst;
+	bool gathers; /* AVX-512 in use, and a plane's 16 channels within int32 offsets */
+} convert_args;
+
+/* One block of 16 channels (live of them real) of one sample: the plain
+ * planes from src (its first channel), the blocked positions at d. */
+static void
+from_block(const float *src, int64_t plane, int64_t live, float *d)
 {
-	int64_t blocks = k_div_up(c, B), plane = h * w;
-	for (int64_t s = 0; s < n; s++)
-		for (int64_t cb = 0; cb < blocks; cb++) {
-			float *d = dst + (s * blocks + cb) * plane * B;
-			for (int64_t p = 0; p < plane; p++)
-				for (int64_t l = 0; l < B; l++) {
-					int64_t ch = cb * B + l;
-					d[p * B + l] = ch < c ? src[(s * c + ch) * plane + p] : 0.0f;
-				}
+	for (int64_t p = 0; p < plane; p++)
+		for (int64_t l = 0; l < B; l++)
+			d[p * B + l] = l < live ? src[l * plane + p] : 0.0f;
+}
+
+static void
+to_block(const float *src, int64_t plane, int64_t live, float *d)
+{
+	for (int64_t l = 0; l < live; l++)
+		for (int64_t p = 0; p < plane; p++)
+			d[l * plane + p] = src[p * B + l];
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX512)
+#include <immintrin.h>
+/* The same with AVX-512 gathers: one position's 16 channels, or one
+ * channel's 16 positions, a vector at a time. */
+__attribute__((target("avx512f"))) static void
+from_block_avx512(const float *src, int64_t plane, int64_t live, float *d)
+{
+	__m512i at = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+	                                _mm512_set1_epi32((int32_t)plane));
+	__mmask16 m = (__mmask16)((1u << live) - 1);
+	for (int64_t p = 0; p < plane; p++)
+		_mm512_storeu_ps(d + p * B, _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, at, src + p, 4));
+}
+
+__attribute__((target("avx512f"))) static void
+to_block_avx512(const float *src, int64_t plane, int64_t live, float *d)
+{
+	__m512i at = _mm512_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240);
+	for (int64_t p = 0; p < plane; p += B) {
+		__mmask16 m = (__mmask16)((1u << k_min64(B, plane - p)) - 1);
+		for (int64_t l = 0; l < live; l++)
+			_mm512_mask_storeu_ps(d + l * plane + p, m,
+			                      _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, at, src + p * B + l, 4));
+	}
+}
+#endif
+
+static void
+from_nchw_range(void *arg, int64_t t0, int64_t t1)
+{
+	const convert_args *a = arg;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t s = t / a->blocks, cb = t % a->blocks, live = k_min64(B, a->c - cb * B);
+		const float *src = a->src + (s * a->c + cb * B) * a->plane;
+		float *d = a->dst + t * a->plane * B;
+#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX512)
+		if (a->gathers) {
+			from_block_avx512(src, a->plane, live, d);
+			continue;
 		}
+#endif
+		from_block(src, a->plane, live, d);
+	}
+}
+
+static void
+to_nchw_range(void *arg, int64_t t0, int64_t t1)
+{
+	const convert_args *a = arg;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t s = t / a->blocks, cb = t % a->blocks, live = k_min64(B, a->c - cb * B);
+		const float *src = a->src + t * a->plane * B;
+		float *d = a->dst + (s * a->c + cb * B) * a->plane;
+#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX512)
+		if (a->gathers) {
+			to_block_avx512(src, a->plane, live, d);
+			continue;
+		}
+#endif
+		to_block(src, a->plane, live, d);
+	}
 }
 
 void
-k_nchwc_to_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst)
+k_nchwc_from_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst,
+                  const st_exec_ctx *ctx)
 {
-	int64_t blocks = k_div_up(c, B), plane = h * w;
-	for (int64_t s = 0; s < n; s++)
-		for (int64_t ch = 0; ch < c; ch++) {
-			const float *p0 = src + ((s * blocks + ch / B) * plane) * B + ch % B;
-			float *d = dst + (s * c + ch) * plane;
-			for (int64_t p = 0; p < plane; p++)
-				d[p] = p0[p * B];
-		}
+	convert_args a = { .c = c, .plane = h * w, .blocks = k_div_up(c, B), .src = src, .dst = dst };
+	a.gathers = k_cpu_isa() == K_ISA_AVX512 && a.plane < INT32_MAX / B;
+	k_parallel_for(ctx, n * a.blocks, 1, from_nchw_range, &a);
+}
+
+void
+k_nchwc_to_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst, const st_exec_ctx *ctx)
+{
+	convert_args a = { .c = c, .plane = h * w, .blocks = k_div_up(c, B), .src = src, .dst = dst };
+	a.gathers = k_cpu_isa() == K_ISA_AVX512 && a.plane < INT32_MAX / B;
+	k_parallel_for(ctx, n * a.blocks, 1, to_nchw_range, &a);
 }
 
 bool
@@ -98,6 +178,8 @@ typedef struct nc_args {
 	float lo, hi;
 	float *y;
 	int64_t groups, tasks, chunks;
+	int64_t cb_step;      /* input channel blocks per pass over a task's rows */
+	int64_t slice_floats; /* the filters of cb_step blocks */
 } nc_args;
 
 /* Sixteen zeros, read where a tap falls in the padding. */
@@ -126,27 +208,36 @@ static const float nc_zeros[B] __attribute__((aligned(64)));
 #endif
 
 #define NC_BODY(SUF, TARGET)                                                                                     \
-	TARGET static void nc_row_##SUF(const nc_args *a, int64_t n, int64_t g, int64_t oh)                       \
+	TARGET static void nc_row_##SUF(const nc_args *a, int64_t n, int64_t g, int64_t oh, int64_t cb0,          \
+	                                int64_t cb1, int64_t pf)                                                 \
 	{                                                                                                        \
 		const k_window *w = a->w;                                                                        \
 		int64_t H = w->in[0], W = w->in[1], OH = w->out[0], OW = w->out[1];                              \
 		int64_t kh = w->kernel[0], kw = w->kernel[1], sh = w->stride[0], sw = w->stride[1];              \
 		int64_t dh = w->dilation[0], dw = w->dilation[1], ph = w->pad_begin[0], pw = w->pad_begin[1];    \
 		int64_t cbs = k_div_up(w->in_channels, B), obs = k_div_up(w->out_channels, B);                   \
+		bool last = cb1 == cbs;                                                                          \
 		const float *xs = a->x + n * cbs * H * W * B;                                                    \
 		const float *wg = a->packed + g * cbs * kh * kw * B * GROUP;                                     \
 		nc_vec lo = (nc_vec){ 0 } + a->lo, hi = (nc_vec){ 0 } + a->hi;                                   \
 		for (int64_t ow0 = 0; ow0 < OW; ow0 += ROW) {                                                    \
 			nc_vec acc[ROW][4];                                                                      \
 			for (int o = 0; o < 4; o++) {                                                            \
-				int64_t ch = g * GROUP + o * B;                                                  \
+				int64_t ch = g * GROUP + o * B, ob = g * 4 + o;                                  \
+				if (cb0 > 0 && ob < obs) {                                                       \
+					/* The sums of the channel blocks before cb0. */                        \
+					const float *yrow = a->y + (((n * obs + ob) * OH + oh) * OW) * B;        \
+					for (int r = 0; r < ROW && ow0 + r < OW; r++)                            \
+						memcpy(&acc[r][o], yrow + (ow0 + r) * B, sizeof acc[r][o]);      \
+					continue;                                                                \
+				}                                                                                \
 				nc_vec b0 = { 0 };                                                               \
 				if (a->bias)                                                                     \
 					for (int l = 0; l < B; l++)                                              \
 						b0[l] = ch + l < w->out_channels ? a->bias[ch + l] : 0.0f;       \
 				_Pragma("GCC unroll 8") for (int r = 0; r < ROW; r++) acc[r][o] = b0;            \
 			}                                                                                        \
-			for (int64_t cb = 0; cb < cbs; cb++) {                                                   \
+			for (int64_t cb = cb0; cb < cb1; cb++) {                                                 \
 				for (int64_t i = 0; i < kh; i++) {                                               \
 					int64_t ih = oh * sh + i * dh - ph;                                      \
 					if (ih < 0 || ih >= H)                                                   \
@@ -162,6 +253,7 @@ static const float nc_zeros[B] __attribute__((aligned(64)));
 						}                                                                \
 						const float *wt = wg + ((cb * kh + i) * kw + j) * B * GROUP;     \
 						for (int ci = 0; ci < B; ci++, wt += GROUP) {                    \
+							__builtin_prefetch(wt + a->slice_floats + pf, 0, 2);     \
 							nc_vec wv[4];                                            \
 							_Pragma("GCC unroll 4") for (int o = 0; o < 4; o++)      \
 								memcpy(&wv[o], wt + o * B, sizeof wv[o]);        \
@@ -186,6 +278,10 @@ static const float nc_zeros[B] __attribute__((aligned(64)));
 				float *yrow = a->y + (((n * obs + ob) * OH + oh) * OW) * B;                      \
 				for (int r = 0; r < ROW && ow0 + r < OW; r++) {                                  \
 					nc_vec v = acc[r][o];                                                    \
+					if (!last) {                                                             \
+						memcpy(yrow + (ow0 + r) * B, &v, sizeof v);                      \
+						continue;                                                        \
+					}                                                                        \
 					if (a->clamp) {                                                          \
 						nc_ivec below = v < lo;                                          \
 						v = (nc_vec)((below & (nc_ivec)lo) | (~below & (nc_ivec)v));     \
@@ -201,12 +297,18 @@ static const float nc_zeros[B] __attribute__((aligned(64)));
 	static void nc_chunks_##SUF(void *arg, int64_t c0, int64_t c1)                                           \
 	{                                                                                                        \
 		const nc_args *a = arg;                                                                          \
-		int64_t rows = a->w->out[0];                                                                     \
+		int64_t rows = a->w->out[0], cbs = k_div_up(a->w->in_channels, B);                               \
 		for (int64_t c = c0; c < c1; c++) {                                                              \
 			int64_t t0 = c * a->tasks / a->chunks, t1 = (c + 1) * a->tasks / a->chunks;              \
-			for (int64_t t = t0; t < t1; t++) {                                                      \
-				int64_t oh = t % rows, rest = t / rows;                                          \
-				nc_row_##SUF(a, rest / a->groups, rest % a->groups, oh);                          \
+			/* The rows of one (sample, group) at a time, a slice of the input's     \
+			 * channel blocks over all of them before the next slice. */            \
+			for (int64_t t = t0; t < t1;) {                                                          \
+				int64_t oh0 = t % rows, rest = t / rows, oh1 = k_min64(rows, oh0 + t1 - t);      \
+				for (int64_t cb0 = 0; cb0 < cbs; cb0 += a->cb_step)                              \
+					for (int64_t oh = oh0; oh < oh1; oh++)                                   \
+						nc_row_##SUF(a, rest / a->groups, rest % a->groups, oh, cb0,     \
+						             k_min64(cbs, cb0 + a->cb_step), (oh - oh0) % 4 * B); \
+				t += oh1 - oh0;                                                                  \
 			}                                                                                        \
 		}                                                                                                \
 	}
@@ -231,6 +333,10 @@ k_conv_nchwc(const k_window *w, const float *x, const float *packed, const float
 	a.tasks = w->batch * a.groups * w->out[0];
 	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
 	a.chunks = k_min64(a.tasks, threads < 1 ? 1 : threads);
+	/* A pass reads NC_SLICE_BYTES of filters, which then stay in L2 for the
+	 * other rows: filters that come from memory come once. */
+	a.cb_step = k_max64(1, NC_SLICE_BYTES / (w->kernel[0] * w->kernel[1] * B * GROUP * (int64_t)sizeof(float)));
+	a.slice_floats = a.cb_step * w->kernel[0] * w->kernel[1] * B * GROUP;
 	st_range_fn fn = nc_chunks_portable;
 #if defined(__x86_64__) && defined(__GNUC__)
 #if defined(K_HAVE_AVX2)

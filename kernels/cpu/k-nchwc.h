@@ -1,9 +1,10 @@
 /* Convolution on channel-blocked tensors (NCHW16c, k-nchwc.c): sixteen
  * channels of one position lie together, so a kernel broadcasts one input
  * value against a vector of sixteen output channels' weights and stores
- * whole 64-byte vectors, reading every operand in order. A building block
- * for a blocked layout the plan may choose (docs/performance.md, session 5);
- * no plan uses it yet. */
+ * whole 64-byte vectors, reading every operand in order. k_conv runs it
+ * inside NCHW layers where it was measured faster (k_conv_blocked_chosen,
+ * below), converting in its scratch; a blocked layout chosen by the plan,
+ * so that the conversions disappear, is still to come (docs/performance.md). */
 #ifndef K_NCHWC_H
 #define K_NCHWC_H
 
@@ -20,11 +21,12 @@
  * Layout: an N x C x H x W tensor is N x ceil(C / 16) x H x W x 16, the
  * channels past C zero. k_nchwc_floats gives its floats; the conversions
  * copy from and to plain NCHW (the caller owns both buffers; they must not
- * overlap).
+ * overlap), on ctx's threads (NULL: the caller's), block by block.
  */
 int64_t k_nchwc_floats(int64_t n, int64_t c, int64_t h, int64_t w);
-void k_nchwc_from_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst);
-void k_nchwc_to_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst);
+void k_nchwc_from_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst,
+                       const st_exec_ctx *ctx);
+void k_nchwc_to_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst, const st_exec_ctx *ctx);
 
 /* Whether k_conv_nchwc runs window w: 2-D, one group, sizes >= 1, any
  * kernel, stride, dilation and padding >= 0. */
@@ -45,9 +47,23 @@ void k_conv_nchwc_pack(const k_window *w, const float *weights, float *packed);
  * clamp (k_clamp's comparisons). A register tile is 7 neighbouring outputs
  * of one row by 64 output channels (28 sums); threads split samples, groups
  * of 64 output channels and output rows, and the bits do not depend on
- * their number. The blocked channels of y past O are written as zero.
+ * their number. A thread runs its rows over a slice of the input channels
+ * (128 KiB of filters) before the next slice, keeping partial sums in y, so
+ * that filters coming from memory come once; it prefetches the next slice
+ * meanwhile. The blocked channels of y past O are written as zero.
  */
 void k_conv_nchwc(const k_window *w, const float *x, const float *packed, const float *bias, bool clamp,
                   float lo, float hi, float *y, const st_exec_ctx *ctx);
+
+/*
+ * (k-conv.c) Whether k_conv_packed runs window w on the blocked kernel at
+ * level isa, converting its NCHW input and output in the scratch: where it
+ * was measured faster (docs/performance.md) or k_conv_blocked_force says
+ * so. For tests and benchmarks: -1 lets the rule decide (the default), 0
+ * turns the blocked path off, 1 takes it wherever it fits. Not while
+ * kernels run. Without a call, STRATA_BLOCKED (off or on) does the same.
+ */
+bool k_conv_blocked_chosen(const k_window *w, k_isa isa);
+void k_conv_blocked_force(int on);
 
 #endif

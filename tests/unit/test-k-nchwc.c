@@ -13,25 +13,47 @@
 
 #include "k-nchwc.h"
 #include "k-nn.h"
+#include "k-sgemm.h"
 
+/* One layout and back at every level (AVX-512 converts with gathers) and
+ * in 1 to 3 pieces: planes shorter and longer than a vector, not a
+ * multiple of it, channels off the blocks. */
 Test(k_nchwc, conversions_round_trip_and_zero_the_padding)
 {
 	test_rng r = { 3 };
-	int64_t n = 2, c = 21, h = 3, w = 5;
-	float *src = test_random_floats(&r, n * c * h * w), *back = test_nan_floats(n * c * h * w);
-	int64_t nb = k_nchwc_floats(n, c, h, w);
-	cr_assert_eq(nb, n * 32 * h * w);
-	float *blocked = test_nan_floats(nb);
-	k_nchwc_from_nchw(n, c, h, w, src, blocked);
-	/* Channel 17 of sample 1 at (2, 4): block 1, lane 1. */
-	cr_assert_eq(blocked[((1 * 2 + 1) * h * w + 2 * w + 4) * 16 + 1], src[((1 * c + 17) * h + 2) * w + 4]);
-	for (int64_t s = 0; s < n; s++)
-		for (int64_t p = 0; p < h * w; p++)
-			for (int64_t l = c - 16; l < 16; l++)
-				cr_assert_eq(blocked[((s * 2 + 1) * h * w + p) * 16 + l], 0.0f);
-	k_nchwc_to_nchw(n, c, h, w, blocked, back);
-	cr_assert(memcmp(src, back, (size_t)(n * c * h * w) * sizeof *src) == 0);
-	free(src), free(back), free(blocked);
+	static const int64_t shapes[][4] = { { 2, 21, 3, 5 }, { 2, 37, 5, 7 }, { 1, 64, 9, 9 }, { 1, 5, 1, 1 } };
+	k_isa have[K_ISA_COUNT];
+	int count = test_isa_levels(have);
+	for (int lv = 0; lv < count; lv++) {
+		cr_assert_eq(k_cpu_isa_force(have[lv]), 0);
+		for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+			int64_t n = shapes[i][0], c = shapes[i][1], h = shapes[i][2], w = shapes[i][3];
+			int64_t blocks = (c + 15) / 16, plane = h * w;
+			float *src = test_random_floats(&r, n * c * h * w);
+			int64_t nb = k_nchwc_floats(n, c, h, w);
+			cr_assert_eq(nb, n * blocks * 16 * plane);
+			for (int pieces = 1; pieces <= 3; pieces++) {
+				st_exec_ctx ctx = { .n_threads = pieces, .parallel_for = test_pieces_run };
+				float *blocked = test_nan_floats(nb), *back = test_nan_floats(n * c * h * w);
+				k_nchwc_from_nchw(n, c, h, w, src, blocked, pieces > 1 ? &ctx : NULL);
+				for (int64_t s = 0; s < n; s++)
+					for (int64_t ch = 0; ch < blocks * 16; ch++)
+						for (int64_t p = 0; p < plane; p++) {
+							float got = blocked[((s * blocks + ch / 16) * plane + p) * 16 + ch % 16];
+							float want = ch < c ? src[(s * c + ch) * plane + p] : 0.0f;
+							cr_assert(got == want && !signbit(got) == !signbit(want),
+							          "%s %lldx%lldx%lldx%lld: sample %lld channel %lld position %lld",
+							          k_cpu_isa_name(have[lv]), (long long)n, (long long)c, (long long)h,
+							          (long long)w, (long long)s, (long long)ch, (long long)p);
+						}
+				k_nchwc_to_nchw(n, c, h, w, blocked, back, pieces > 1 ? &ctx : NULL);
+				cr_assert(memcmp(src, back, (size_t)(n * c * h * w) * sizeof *src) == 0);
+				free(blocked), free(back);
+			}
+			free(src);
+		}
+	}
+	k_cpu_isa_force(k_cpu_isa_best());
 }
 
 /* One window at the level in use: the blocked convolution, serially and in
@@ -62,7 +84,7 @@ check_window(test_rng *r, const k_window *w, bool with_bias, int clamp)
 		for (int64_t i = 0; i < ny; i++)
 			want[i] = want[i] < lo ? lo : want[i] > hi ? hi : want[i];
 	float *xb = test_nan_floats(k_nchwc_floats(w->batch, w->in_channels, w->in[0], w->in[1]));
-	k_nchwc_from_nchw(w->batch, w->in_channels, w->in[0], w->in[1], x, xb);
+	k_nchwc_from_nchw(w->batch, w->in_channels, w->in[0], w->in[1], x, xb, NULL);
 	size_t pf = k_conv_nchwc_packed_floats(w);
 	float *packed = aligned_alloc(64, (pf * sizeof(float) + 63) / 64 * 64);
 	k_conv_nchwc_pack(w, weights, packed);
@@ -78,7 +100,7 @@ check_window(test_rng *r, const k_window *w, bool with_bias, int clamp)
 				for (int64_t p = 0; p < plane; p++)
 					cr_assert_eq(yb[((s * blocks + l / 16) * plane + p) * 16 + l % 16], 0.0f,
 					             "%s: channel %lld past the outputs", what, (long long)l);
-		k_nchwc_to_nchw(w->batch, w->out_channels, w->out[0], w->out[1], yb, got);
+		k_nchwc_to_nchw(w->batch, w->out_channels, w->out[0], w->out[1], yb, got, NULL);
 		char why[256];
 		cr_assert(test_allclose(got, want, ny, 1e-5, why, sizeof why), "%s, %d pieces: %s", what, pieces, why);
 		if (first == NULL)
@@ -112,6 +134,8 @@ Test(k_nchwc, network_shapes_match_reference)
 		blocked_window(1, 3, 64, 30, 30, 7, 2, 3),   /* a stem: 3 channels */
 		blocked_window(1, 20, 70, 9, 13, 3, 1, 0),   /* channels off the blocks */
 		blocked_window(1, 1, 1, 1, 1, 1, 1, 0),      /* one of everything */
+		blocked_window(1, 100, 70, 9, 8, 3, 1, 1),   /* filters in three slices */
+		blocked_window(1, 600, 20, 5, 6, 1, 1, 0),   /* a deep 1x1: two slices */
 	};
 	k_isa have[K_ISA_COUNT];
 	int count = test_isa_levels(have);
@@ -161,4 +185,99 @@ Test(k_nchwc, fits)
 	k_window flat = w;
 	flat.spatial = 1;
 	cr_assert_not(k_conv_nchwc_fits(&flat));
+}
+
+/* Through k_conv_packed_post as the std plugin runs it, the blocked path
+ * forced at every level: the NCHW input converted in the scratch (which it
+ * must not overrun), relu and clip applied as the kernel stores and other
+ * activations after, in 1 to 3 pieces, then packed again with new weights
+ * into the same buffer. */
+Test(k_nchwc, through_conv_packed)
+{
+	test_rng r = { 99 };
+	k_window cases[] = {
+		blocked_window(2, 64, 128, 15, 15, 3, 2, 1),
+		blocked_window(1, 100, 70, 9, 8, 3, 1, 1),
+		blocked_window(1, 600, 20, 5, 6, 1, 1, 0),
+	};
+	static const k_post posts[] = {
+		{ .on = false },
+		{ .on = true, .act = K_ACT_RELU },
+		{ .on = true, .act = K_ACT_CLIP, .a = 0.1f, .b = 0.5f },
+		{ .on = true, .act = K_ACT_SIGMOID },
+	};
+	k_isa have[K_ISA_COUNT];
+	int count = test_isa_levels(have);
+	k_conv_blocked_force(1);
+	for (int lv = 0; lv < count; lv++) {
+		cr_assert_eq(k_cpu_isa_force(have[lv]), 0);
+		for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+			const k_window *w = &cases[i];
+			cr_assert(k_conv_blocked_chosen(w, have[lv]));
+			int64_t nx = w->batch * w->in_channels * w->in[0] * w->in[1];
+			int64_t ny = w->batch * w->out_channels * w->out[0] * w->out[1];
+			int64_t nw = w->out_channels * w->in_channels * w->kernel[0] * w->kernel[1];
+			size_t pbytes = k_conv_packed_bytes(w), sbytes = k_conv_packed_scratch_bytes(w, 3);
+			cr_assert_eq(pbytes, 64 + k_conv_nchwc_packed_floats(w) * sizeof(float));
+			void *packed = aligned_alloc(64, (pbytes + 63) / 64 * 64);
+			float *x = test_random_floats(&r, nx), *want = malloc((size_t)ny * sizeof *want);
+			float *bias = i == 1 ? NULL : test_random_floats(&r, w->out_channels);
+			for (int round = 0; round < 2; round++) {
+				float *weights = test_random_floats(&r, nw);
+				k_conv_pack(w, weights, packed);
+				const k_post *post = &posts[(i + (size_t)round * 2 + (size_t)lv) % 4];
+				k_conv_ref(w, x, weights, bias, want);
+				/* The error comes from the scale of the sums, not of what
+				 * a clip or a sigmoid leaves of them. */
+				double scale = test_max_abs(want, ny);
+				k_post_planes(post, want, ny, 0, 1);
+				for (int pieces = 1; pieces <= 3; pieces++) {
+					unsigned char *scratch = test_scratch_new(sbytes);
+					float *got = test_nan_floats(ny);
+					st_exec_ctx ctx = { .n_threads = pieces, .parallel_for = test_pieces_run };
+					k_conv_packed_post(w, x, weights, packed, bias, got, scratch, pieces, post,
+					                   pieces > 1 ? &ctx : NULL);
+					char why[256];
+					cr_assert(test_allclose_scaled(got, want, ny, 1e-5, scale, why, sizeof why),
+					          "%s case %zu round %d, %d pieces: %s", k_cpu_isa_name(have[lv]), i, round,
+					          pieces, why);
+					test_scratch_free(scratch, sbytes, "the blocked path");
+					free(got);
+				}
+				free(weights);
+			}
+			free(packed), free(x), free(want), free(bias);
+		}
+	}
+	k_conv_blocked_force(-1);
+	k_cpu_isa_force(k_cpu_isa_best());
+}
+
+/* What the rule takes: with AVX-512, 3x3 filters on 64 channels or more
+ * at stride 2 or on planes of at most 14 x 14 (measured in ResNet-18,
+ * docs/performance.md); not the 1x1 projections (their conversions cost
+ * more than they gain), not few channels, not other levels. */
+Test(k_nchwc, chosen_where_measured_faster)
+{
+	k_window s2 = blocked_window(1, 64, 128, 56, 56, 3, 2, 1), deep = blocked_window(1, 512, 512, 7, 7, 3, 1, 1);
+	k_window mid = blocked_window(1, 256, 256, 14, 14, 3, 1, 1), big = blocked_window(1, 64, 64, 56, 56, 3, 1, 1);
+	k_window proj = blocked_window(1, 64, 128, 56, 56, 1, 2, 0), few = blocked_window(1, 32, 64, 14, 14, 3, 1, 1);
+	k_window grouped = deep;
+	grouped.groups = 2;
+	for (int isa = 0; isa < K_ISA_COUNT; isa++) {
+		bool avx512 = isa == K_ISA_AVX512 && k_gemm_kernel_of(K_ISA_AVX512) != NULL;
+		cr_assert_eq(k_conv_blocked_chosen(&s2, (k_isa)isa), avx512);
+		cr_assert_eq(k_conv_blocked_chosen(&deep, (k_isa)isa), avx512);
+		cr_assert_eq(k_conv_blocked_chosen(&mid, (k_isa)isa), avx512);
+		cr_assert_not(k_conv_blocked_chosen(&big, (k_isa)isa));
+		cr_assert_not(k_conv_blocked_chosen(&proj, (k_isa)isa));
+		cr_assert_not(k_conv_blocked_chosen(&few, (k_isa)isa));
+		cr_assert_not(k_conv_blocked_chosen(&grouped, (k_isa)isa));
+	}
+	k_conv_blocked_force(0);
+	cr_assert_not(k_conv_blocked_chosen(&deep, K_ISA_AVX512));
+	k_conv_blocked_force(1);
+	cr_assert(k_conv_blocked_chosen(&few, k_cpu_isa()));
+	cr_assert_not(k_conv_blocked_chosen(&grouped, k_cpu_isa()));
+	k_conv_blocked_force(-1);
 }
