@@ -6,8 +6,8 @@
  * kernels call it. Runs of the two alternate in short bursts, so a busy
  * machine slows both alike; each figure is a median.
  *
- * bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--winograd] [--blocked] [--cpu-time]
- *            [--isa LEVEL]
+ * bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--winograd] [--blocked] [--cold]
+ *            [--cpu-time] [--isa LEVEL]
  *   --quick   leaves out 1024^3
  *   --resnet  adds every convolution shape of ResNet-18
  *   --small   convolutions on small images and with thin depth (ResNet-18,
@@ -20,7 +20,11 @@
  *             the path k_conv_packed took before Winograd against F(2,3)
  *             and F(4,3), with their worst error against k_conv_ref
  *   --blocked ResNet-18's convolutions and two 1x1 ones as k_conv runs them
- *             (NCHW) against the channel-blocked kernel (k-nchwc.c)
+ *             (NCHW) without and with the channel-blocked kernel (k-nchwc.c,
+ *             its conversions timed), and that kernel alone (a blocked plan)
+ *             with two slice sizes
+ *   --cold    every timed run after a 256 MiB sweep: filters come from
+ *             memory, as they do in a whole network
  *   --cpu-time  one-thread figures in thread CPU time (for a busy machine)
  */
 #include "config.h"
@@ -110,12 +114,40 @@ typedef struct contender {
  * used, and then up to two timed ones: steady state, as in a network that
  * runs layer after layer.
  */
+/* --cold: every timed run comes after a sweep over EVICT_BYTES, which
+ * pushes the contender's filters and data out of the caches, as the rest
+ * of a network does between two runs of one layer. */
+static bool race_cold;
+#define EVICT_BYTES (256u << 20)
+
+static void
+evict_caches(void)
+{
+	static unsigned char *sweep;
+	if (sweep == NULL)
+		sweep = xalloc(EVICT_BYTES);
+	for (size_t i = 0; i < EVICT_BYTES; i += 64)
+		sweep[i]++;
+}
+
 static void
 race(contender *c, int count, int warmup, int runs, double *out)
 {
 	for (int r = 0; r < warmup; r++) {
 		for (int i = 0; i < count; i++)
 			c[i].run(c[i].arg);
+	}
+	if (race_cold) {
+		for (int done = 0; done < runs; done++)
+			for (int i = 0; i < count; i++) {
+				evict_caches();
+				double t0 = now();
+				c[i].run(c[i].arg);
+				c[i].times[done] = (now() - t0) * 1e3;
+			}
+		for (int i = 0; i < count; i++)
+			out[i] = median(c[i].times, runs);
+		return;
 	}
 	for (int done = 0; done < runs;) {
 		int burst = runs - done < 2 ? runs - done : 2;
@@ -594,49 +626,73 @@ typedef struct blocked_run {
 	float *y;
 	st_exec_ctx *ctx;
 	int threads;
+	size_t slice; /* k_nchwc_slice_bytes */
 } blocked_run;
 
 static void
 run_blocked(void *arg)
 {
 	blocked_run *b = arg;
+	k_nchwc_slice_bytes = b->slice;
 	k_conv_nchwc(&b->w, b->x, b->packed, NULL, false, 0.0f, 0.0f, b->y, b->threads > 1 ? b->ctx : NULL);
 }
 
-/* A convolution as Strata runs it now (NCHW, filters packed, whatever path
- * k_conv picks) and on channel-blocked tensors (k-nchwc.c), in turns; the
- * blocked one's conversions are not timed (a blocked plan would keep the
- * layout between layers). */
+/* k_conv's operands with the blocked path forced on or off (it is told
+ * apart by the packed filters' header). */
+static conv_run
+conv_run_blocked(const k_window *w, const float *x, const float *weights, int threads, st_exec_ctx *ctx, int on)
+{
+	conv_run r = { .w = *w, .x = x, .weights = weights, .slots = threads, .ctx = ctx };
+	k_conv_blocked_force(on);
+	size_t pb = k_conv_packed_bytes(w);
+	r.packed = pb ? xalloc(pb) : NULL;
+	if (r.packed)
+		k_conv_pack(w, weights, r.packed);
+	r.scratch = xalloc(k_conv_packed_scratch_bytes(w, threads));
+	k_conv_blocked_force(-1);
+	r.y = xalloc((size_t)(w->batch * w->out_channels * w->out[0] * w->out[1]) * sizeof(float));
+	return r;
+}
+
+/* A convolution in turns four ways: k_conv without the blocked path (on
+ * Winograd or the direct tiles, NCHW), k_conv on the blocked kernel (its
+ * conversions timed), and the blocked kernel alone as a blocked plan would
+ * run it, with slices of 128 KiB (the default) and 40 KiB of filters. */
 static void
 bench_blocked_one(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs)
 {
 	float *x, *weights;
 	int64_t out = conv_operands(w, &x, &weights);
-	conv_run now = { .w = *w, .x = x, .weights = weights, .slots = threads, .ctx = ctx };
-	size_t pb = k_conv_packed_bytes(w);
-	now.packed = pb ? xalloc(pb) : NULL;
-	if (now.packed)
-		k_conv_pack(w, weights, now.packed);
-	now.scratch = xalloc(k_conv_packed_scratch_bytes(w, threads));
-	now.y = xalloc((size_t)out * sizeof(float));
+	conv_run off = conv_run_blocked(w, x, weights, threads, ctx, 0);
+	conv_run on = conv_run_blocked(w, x, weights, threads, ctx, 1);
 	float *xb = xalloc((size_t)k_nchwc_floats(w->batch, w->in_channels, w->in[0], w->in[1]) * sizeof(float));
 	k_nchwc_from_nchw(w->batch, w->in_channels, w->in[0], w->in[1], x, xb, NULL);
 	float *packed = xalloc(k_conv_nchwc_packed_floats(w) * sizeof(float));
 	k_conv_nchwc_pack(w, weights, packed);
 	float *yb = xalloc((size_t)k_nchwc_floats(w->batch, w->out_channels, w->out[0], w->out[1]) * sizeof(float));
-	blocked_run b = { .w = *w, .x = xb, .packed = packed, .y = yb, .ctx = ctx, .threads = threads };
-	double t[2][256], med[2];
-	contender c[2] = { { "now", run_conv_new, &now, t[0] }, { "blocked", run_blocked, &b, t[1] } };
+	blocked_run big = { .w = *w, .x = xb, .packed = packed, .y = yb, .ctx = ctx, .threads = threads,
+		            .slice = k_nchwc_slice_bytes };
+	blocked_run small = big;
+	small.slice = 40 * 1024;
+	size_t keep = k_nchwc_slice_bytes;
+	double t[4][256], med[4];
+	contender c[4] = { { "off", run_conv_new, &off, t[0] }, { "k_conv", run_conv_new, &on, t[1] },
+		           { "alone", run_blocked, &big, t[2] }, { "alone 40K", run_blocked, &small, t[3] } };
 	timing_threads = threads;
-	race(c, 2, 5, runs, med);
+	race(c, 4, 5, runs, med);
+	k_nchwc_slice_bytes = keep;
 	float *back = xalloc((size_t)out * sizeof(float));
 	k_nchwc_to_nchw(w->batch, w->out_channels, w->out[0], w->out[1], yb, back, NULL);
 	double flop = 2.0 * (double)out * (double)(w->in_channels * w->kernel[0] * w->kernel[1]);
-	double largest, diff = max_difference(back, now.y, out, &largest);
-	printf("| %-26s | %d | %7.3f | %5.1f | %7.3f | %5.1f | %5.2f | %.1e |\n", what, threads, med[0],
-	       flop / med[0] * 1e-6, med[1], flop / med[1] * 1e-6, med[0] / med[1], diff / (largest > 0 ? largest : 1));
-	free(x), free(weights), free(now.packed), free(now.scratch), free(now.y), free(xb), free(packed), free(yb),
-		free(back);
+	double largest, diff = max_difference(back, off.y, out, &largest);
+	double l2, d2 = max_difference(on.y, off.y, out, &l2);
+	diff = diff / (largest > 0 ? largest : 1);
+	d2 = d2 / (l2 > 0 ? l2 : 1);
+	printf("| %-26s | %d | %7.3f | %5.1f | %7.3f | %5.1f | %7.3f | %5.1f | %7.3f | %5.1f | %5.2f | %.1e |\n", what, threads,
+	       med[0], flop / med[0] * 1e-6, med[1], flop / med[1] * 1e-6, med[2], flop / med[2] * 1e-6, med[3],
+	       flop / med[3] * 1e-6, med[0] / med[1], diff > d2 ? diff : d2);
+	free(x), free(weights), free(off.packed), free(off.scratch), free(off.y), free(on.packed), free(on.scratch),
+		free(on.y), free(xb), free(packed), free(yb), free(back);
 }
 
 static void
@@ -649,8 +705,9 @@ bench_blocked(st_exec_ctx *ctxs, int runs)
 		{ "R18 3x3/2 256->512 @14", 256, 512, 14, 3, 2, 1 }, { "R18 3x3 512->512 @7", 512, 512, 7, 3, 1, 1 },
 		{ "1x1 256->64 @56", 256, 64, 56, 1, 1, 0 },         { "SQ 1x1 512->1000 @13", 512, 1000, 13, 1, 1, 0 },
 	};
-	printf("\n| convolution | threads | NCHW now ms | GFLOP/s | NCHW16c ms | GFLOP/s | speed-up | max diff / max |\n");
-	printf("|---|---|---|---|---|---|---|---|\n");
+	printf("\n| convolution | threads | off ms | GFLOP/s | k_conv blocked ms | GFLOP/s | alone ms | GFLOP/s | alone "
+	       "40K ms | GFLOP/s | off / k_conv | max diff / max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	bench_table(convs, sizeof convs / sizeof convs[0], bench_blocked_one, ctxs, runs);
 }
 
@@ -863,6 +920,8 @@ main(int argc, char **argv)
 			winograd = true;
 		} else if (strcmp(argv[i], "--blocked") == 0) {
 			blocked = true;
+		} else if (strcmp(argv[i], "--cold") == 0) {
+			race_cold = true;
 		} else if (strcmp(argv[i], "--classes") == 0) {
 			classes = true;
 		} else if (strcmp(argv[i], "--cpu-time") == 0) {
@@ -875,7 +934,7 @@ main(int argc, char **argv)
 			}
 		} else {
 			fprintf(stderr, "usage: bench-gemm [--runs N] [--quick] [--resnet] [--small] [--classes] [--winograd] [--blocked]\n"
-			                "                  [--cpu-time] [--isa avx512|avx2|portable]\n");
+			                "                  [--cold] [--cpu-time] [--isa avx512|avx2|portable]\n");
 			return 2;
 		}
 	}

@@ -396,6 +396,8 @@ k_conv_blocked_chosen(const k_window *w, k_isa isa)
 	}
 	if (on >= 0)
 		return on;
+	if (k_winograd_forced_on(w))
+		return false;
 	if (isa != K_ISA_AVX512 || w->in_channels < 64 || w->out_channels < 64 || w->kernel[0] * w->kernel[1] == 1)
 		return false;
 	/* Measured in ResNet-18 on a Xeon with two 512-bit FMA units, by the

@@ -17,11 +17,11 @@
  * networks, and 7 x 4 sums leave registers for the four weight vectors. */
 #define GROUP 64
 #define ROW 7
-/* Bytes of filters one pass over a task's rows reads (k_conv_nchwc). */
-#define NC_SLICE_BYTES (128 * 1024)
 
 typedef float nc_vec __attribute__((vector_size(B * sizeof(float))));
 typedef int32_t nc_ivec __attribute__((vector_size(B * sizeof(int32_t))));
+
+size_t k_nchwc_slice_bytes = 128 * 1024;
 
 int64_t
 k_nchwc_floats(int64_t n, int64_t c, int64_t h, int64_t w)
@@ -333,9 +333,9 @@ k_conv_nchwc(const k_window *w, const float *x, const float *packed, const float
 	a.tasks = w->batch * a.groups * w->out[0];
 	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
 	a.chunks = k_min64(a.tasks, threads < 1 ? 1 : threads);
-	/* A pass reads NC_SLICE_BYTES of filters, which then stay in L2 for the
-	 * other rows: filters that come from memory come once. */
-	a.cb_step = k_max64(1, NC_SLICE_BYTES / (w->kernel[0] * w->kernel[1] * B * GROUP * (int64_t)sizeof(float)));
+	/* A pass reads k_nchwc_slice_bytes of filters, which then stay in L2
+	 * for the other rows: filters that come from memory come once. */
+	a.cb_step = k_max64(1, (int64_t)k_nchwc_slice_bytes / (w->kernel[0] * w->kernel[1] * B * GROUP * (int64_t)sizeof(float)));
 	a.slice_floats = a.cb_step * w->kernel[0] * w->kernel[1] * B * GROUP;
 	st_range_fn fn = nc_chunks_portable;
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -54,12 +54,15 @@ void k_conv_nchwc_pack(const k_window *w, const float *weights, float *packed);
  */
 void k_conv_nchwc(const k_window *w, const float *x, const float *packed, const float *bias, bool clamp,
                   float lo, float hi, float *y, const st_exec_ctx *ctx);
+/* For benchmarks: the bytes of a slice of filters (128 KiB). The bits of
+ * the result do not depend on it. Not while kernels run. */
+extern size_t k_nchwc_slice_bytes;
 
 /*
  * (k-conv.c) Whether k_conv_packed runs window w on the blocked kernel at
  * level isa, converting its NCHW input and output in the scratch: where it
- * was measured faster (docs/performance.md) or k_conv_blocked_force says
- * so. For tests and benchmarks: -1 lets the rule decide (the default), 0
+ * was measured faster (docs/performance.md), unless Winograd is forced
+ * (k_winograd_force), or where k_conv_blocked_force says so. For tests and benchmarks: -1 lets the rule decide (the default), 0
  * turns the blocked path off, 1 takes it wherever it fits. Not while
  * kernels run. Without a call, STRATA_BLOCKED (off or on) does the same.
  */

@@ -241,22 +241,35 @@ k_winograd_fits(const k_window *w)
 	return w->in_channels <= 65536 && w->out_channels <= 65536 && w->in[0] * w->in[1] <= (INT64_C(1) << 26);
 }
 
+/* What k_winograd_force or else STRATA_WINOGRAD (off, 2, 4; anything else:
+ * the rule) asks for: -1 for the rule. The variable is for whole-network
+ * comparisons, read at prepare, where the choice is made. */
+static int
+forced_now(void)
+{
+	const char *env = getenv("STRATA_WINOGRAD");
+	if (forced >= 0 || env == NULL)
+		return forced;
+	if (strcmp(env, "off") == 0 || strcmp(env, "0") == 0)
+		return 0;
+	if (strcmp(env, "2") == 0 || strcmp(env, "4") == 0)
+		return env[0] - '0';
+	return -1;
+}
+
+bool
+k_winograd_forced_on(const k_window *w)
+{
+	int m = forced_now();
+	return (m == 2 || m == 4) && k_winograd_fits(w);
+}
+
 int
 k_winograd_chosen(const k_window *w, k_isa isa)
 {
 	if (!k_winograd_fits(w) || k_gemm_kernel_of(isa) == NULL || k_conv_direct_chosen(w) != K_DIRECT_NONE)
 		return 0;
-	int m = forced;
-	/* STRATA_WINOGRAD (off, 2, 4; anything else: the rule below) does what
-	 * k_winograd_force does, for whole-network comparisons; read at
-	 * prepare, where this is called. */
-	const char *env = getenv("STRATA_WINOGRAD");
-	if (m < 0 && env != NULL) {
-		if (strcmp(env, "off") == 0 || strcmp(env, "0") == 0)
-			m = 0;
-		else if (strcmp(env, "2") == 0 || strcmp(env, "4") == 0)
-			m = env[0] - '0';
-	}
+	int m = forced_now();
 	if (m >= 0)
 		return m == 2 || m == 4 ? m : 0;
 	/*

@@ -25,6 +25,9 @@ int k_winograd_chosen(const k_window *w, k_isa isa);
  * the window fits. Not while kernels run. Without a call, the environment
  * variable STRATA_WINOGRAD (off, 2 or 4) does the same. */
 void k_winograd_force(int m);
+/* Whether a tile size is forced (by either) and window w fits: then the
+ * channel-blocked path (k_conv_blocked_chosen) stands aside. */
+bool k_winograd_forced_on(const k_window *w);
 /* For benchmarks: whether threads that share out the output channels of a
  * small plane share out its input transform first (true, the default). */
 extern bool k_winograd_share_input;

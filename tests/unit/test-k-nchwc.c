@@ -14,6 +14,7 @@
 #include "k-nchwc.h"
 #include "k-nn.h"
 #include "k-sgemm.h"
+#include "k-winograd.h"
 
 /* One layout and back at every level (AVX-512 converts with gathers) and
  * in 1 to 3 pieces: planes shorter and longer than a vector, not a
@@ -274,6 +275,11 @@ Test(k_nchwc, chosen_where_measured_faster)
 		cr_assert_not(k_conv_blocked_chosen(&few, (k_isa)isa));
 		cr_assert_not(k_conv_blocked_chosen(&grouped, (k_isa)isa));
 	}
+	/* Winograd forced where it fits takes the 3x3 stride-1 shapes back. */
+	k_winograd_force(4);
+	cr_assert_not(k_conv_blocked_chosen(&mid, K_ISA_AVX512));
+	cr_assert_eq(k_conv_blocked_chosen(&s2, K_ISA_AVX512), k_gemm_kernel_of(K_ISA_AVX512) != NULL);
+	k_winograd_force(-1);
 	k_conv_blocked_force(0);
 	cr_assert_not(k_conv_blocked_chosen(&deep, K_ISA_AVX512));
 	k_conv_blocked_force(1);
