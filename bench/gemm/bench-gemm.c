@@ -10,7 +10,9 @@
  *            [--cpu-time] [--isa LEVEL]
  *   --quick   leaves out 1024^3
  *   --resnet  adds every convolution shape of ResNet-18
- *   --small   convolutions on small images and with thin depth (ResNet-18,
+ *   --small   channels-last 1x1 convolutions with and without the prefetch
+ *             of the next block of filters; convolutions on small images and
+ *             with thin depth (ResNet-18,
  *             MobileNetV2): positions as the product's columns against
  *             positions as its rows (k_conv_gemm_force_swap), and the
  *             choice made by default
@@ -711,6 +713,60 @@ bench_blocked(st_exec_ctx *ctxs, int runs)
 	bench_table(convs, sizeof convs / sizeof convs[0], bench_blocked_one, ctxs, runs);
 }
 
+typedef struct nhwc_run {
+	int64_t positions, cin, cout;
+	const float *x, *bias;
+	const void *packed;
+	float *y;
+	void *scratch;
+	int slots;
+	st_exec_ctx *ctx;
+	bool fetch_next;
+} nhwc_run;
+
+static void
+run_nhwc(void *arg)
+{
+	nhwc_run *r = arg;
+	bool keep = k_sgemm_fetch_next;
+	k_sgemm_fetch_next = r->fetch_next;
+	k_pointwise_nhwc(r->positions, r->cin, r->cout, r->x, r->packed, r->bias, r->y, r->scratch, r->slots, NULL,
+	                 r->slots > 1 ? r->ctx : NULL);
+	k_sgemm_fetch_next = keep;
+}
+
+/* A 1x1 convolution channels last (k_pointwise_nhwc, MobileNetV2's
+ * layers) with and without the prefetch of the next block of filters
+ * (k_sgemm_fetch_next), in turns; its effect shows with --cold. */
+static void
+bench_nhwc_fetch(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs)
+{
+	float *x, *weights;
+	int64_t out = conv_operands(w, &x, &weights);
+	nhwc_run r[2];
+	int64_t positions = w->batch * w->out[0] * w->out[1];
+	size_t pb = k_pointwise_nhwc_packed_bytes(positions, w->in_channels, w->out_channels);
+	size_t sb = k_pointwise_nhwc_scratch_bytes(positions, w->in_channels, w->out_channels, threads);
+	for (int i = 0; i < 2; i++) {
+		void *packed = xalloc(pb);
+		k_pointwise_nhwc_pack(positions, w->in_channels, w->out_channels, weights, packed);
+		r[i] = (nhwc_run){ .positions = positions, .cin = w->in_channels, .cout = w->out_channels, .x = x,
+			           .packed = packed, .y = xalloc((size_t)out * sizeof(float)), .scratch = xalloc(sb + 64),
+			           .slots = threads, .ctx = ctx, .fetch_next = i == 1 };
+	}
+	double t[2][256], med[2];
+	contender c[2] = { { "off", run_nhwc, &r[0], t[0] }, { "on", run_nhwc, &r[1], t[1] } };
+	timing_threads = threads;
+	race(c, 2, 5, runs, med);
+	double flop = 2.0 * (double)out * (double)w->in_channels;
+	double largest, diff = max_difference(r[1].y, r[0].y, out, &largest);
+	printf("| %-26s | %d | %7.3f | %5.1f | %7.3f | %5.1f | %5.2f | %.1e |\n", what, threads, med[0],
+	       flop / med[0] * 1e-6, med[1], flop / med[1] * 1e-6, med[0] / med[1], diff / (largest > 0 ? largest : 1));
+	for (int i = 0; i < 2; i++)
+		free((void *)r[i].packed), free(r[i].y), free(r[i].scratch);
+	free(x), free(weights);
+}
+
 /* The weak spots of issue 10: convolutions on 7 x 7 and 14 x 14 images, and
  * 1x1 convolutions with few input channels, of ResNet-18 and MobileNetV2. */
 static void
@@ -747,6 +803,18 @@ bench_small(st_exec_ctx *ctxs, int runs)
 		{ "R18 3x3/2 128->256 @28", 128, 256, 28, 3, 2, 1 },
 		{ "SQ 1x1 16->64 @55", 16, 64, 55, 1, 1, 0 },
 	};
+	static const conv_shape nhwc[] = {
+		{ "MV2 1x1 960->160 @7", 960, 160, 7, 1, 1, 0 },
+		{ "MV2 1x1 160->960 @7", 160, 960, 7, 1, 1, 0 },
+		{ "MV2 1x1 960->320 @7", 960, 320, 7, 1, 1, 0 },
+		{ "MV2 1x1 320->1280 @7", 320, 1280, 7, 1, 1, 0 },
+		{ "MV2 1x1 576->96 @14", 576, 96, 14, 1, 1, 0 },
+		{ "MV2 1x1 96->576 @14", 96, 576, 14, 1, 1, 0 },
+	};
+	printf("\n| channels last 1x1 | threads | no next-block fetch ms | GFLOP/s | fetch ms | GFLOP/s | speed-up | max diff / "
+	       "max |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+	bench_table(nhwc, sizeof nhwc / sizeof nhwc[0], bench_nhwc_fetch, ctxs, runs);
 	printf("\n| direct tile | threads | no prefetch ms | GFLOP/s | prefetch ms | GFLOP/s | speed-up | max diff / max |\n");
 	printf("|---|---|---|---|---|---|---|---|\n");
 	bench_table(direct, sizeof direct / sizeof direct[0], bench_prefetch, ctxs, runs);

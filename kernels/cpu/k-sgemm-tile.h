@@ -37,15 +37,28 @@ TILE_FN(const k_tile *t)
 			acc[r][j] = V_ZERO();
 	const float *a = t->a;
 	int64_t depth = t->depth, lda = t->lda;
+	const float *pf = t->b_next != NULL && t->b_next_lane < NV ? t->b_next + t->b_next_lane * VLEN : NULL;
 	if (lda != 0) {
 		/* A where it lies: MR rows lda apart, each read along its steps. */
 		const float *b = t->b;
-		for (int64_t s = 0; s < depth; s++, a++, b += NR)
-			TILE_STEP(a, lda, b);
+		if (pf != NULL)
+			for (int64_t s = 0; s < depth; s++, a++, b += NR, pf += NR) {
+				__builtin_prefetch(pf, 0, 2);
+				TILE_STEP(a, lda, b);
+			}
+		else
+			for (int64_t s = 0; s < depth; s++, a++, b += NR)
+				TILE_STEP(a, lda, b);
 	} else if (t->b_offsets == NULL) {
 		const float *b = t->b;
-		for (int64_t s = 0; s < depth; s++, a += MR, b += NR)
-			TILE_STEP(a, 1, b);
+		if (pf != NULL)
+			for (int64_t s = 0; s < depth; s++, a += MR, b += NR, pf += NR) {
+				__builtin_prefetch(pf, 0, 2);
+				TILE_STEP(a, 1, b);
+			}
+		else
+			for (int64_t s = 0; s < depth; s++, a += MR, b += NR)
+				TILE_STEP(a, 1, b);
 	} else {
 		const float *base = t->b;
 		const int32_t *off = t->b_offsets;

@@ -29,6 +29,7 @@ k_gemm_kernel_of(k_isa isa)
 }
 
 int k_conv_tile_prefetch = 4;
+bool k_sgemm_fetch_next = true;
 
 const k_gemm_kernel *
 k_gemm_kernel_now(void)
@@ -351,11 +352,22 @@ k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t
 			}
 			for (int64_t jc = j0; jc < j1; jc += nc_most) {
 				int64_t nc = k_min64(nc_most, j1 - jc);
-				const float *bp;
-				int64_t b_step;
+				const float *bp, *next = NULL;
+				int64_t b_step, next_panels = 0;
 				if (op->b_packed) {
 					bp = op->b_packed + jc / nr * k * nr + pc * nr;
 					b_step = k * nr;
+					/* Filters packed once come from memory in a network:
+					 * the next block's, fetched while this one runs. */
+					if (!k_sgemm_fetch_next) {
+						next = NULL;
+					} else if (jc + nc_most < j1) {
+						next = op->b_packed + (jc + nc_most) / nr * k * nr + pc * nr;
+						next_panels = k_div_up(k_min64(nc_most, j1 - jc - nc_most), nr);
+					} else if (pc + kc < k) {
+						next = op->b_packed + j0 / nr * k * nr + (pc + kc) * nr;
+						next_panels = k_div_up(k_min64(nc_most, j1 - j0), nr);
+					}
 				} else {
 					k_sgemm_pack_b_block(kr, op->b, op->n, jc, nc, pc, depth, b_buf);
 					bp = b_buf;
@@ -377,9 +389,15 @@ k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t
 						.row_bias = first && op->row_bias ? op->row_bias + ic + ir : NULL,
 						.clamp = last && op->clamp, .lo = op->lo, .hi = op->hi,
 					};
+					/* The first row panels share the next block's panels
+					 * out, one vector of each step apiece (the tile
+					 * knows how many vectors a step has). */
+					bool fetch = next != NULL && ir / mr < 64;
+					t.b_next_lane = fetch ? (int)(ir / mr) : 0;
 					for (int64_t jr = 0; jr < nc; jr += nr) {
 						int cols = (int)k_min64(nr, nc - jr);
 						t.b = bp + jr / nr * b_step;
+						t.b_next = fetch && jr / nr < next_panels ? next + jr / nr * b_step : NULL;
 						t.c = op->c + (ic + ir) * op->ldc + jc + jr;
 						t.col_bias = first && op->col_bias ? op->col_bias + jc + jr : NULL;
 						if (rows == mr && cols == nr)

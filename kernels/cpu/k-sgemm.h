@@ -49,6 +49,13 @@ typedef struct k_tile {
 	bool load_c;
 	bool clamp;
 	float lo, hi;
+	/* NULL, or a packed B panel of the next block, whose vector b_next_lane
+	 * of each step the tile prefetches into L2 as it goes (without
+	 * b_offsets; none when the lane is past the tile's vectors): the rows
+	 * of a block share that block's fetching from memory while they
+	 * compute, where the first row would otherwise wait for all of it. */
+	const float *b_next;
+	int b_next_lane;
 } k_tile;
 
 /* What a clamping tile does to each result: k_activation's relu (lo 0, hi
@@ -96,6 +103,9 @@ typedef struct k_conv_tile {
  * 8 as good on deep products and slower on thin ones (bench-gemm --small).
  * For benchmarks to change. */
 extern int k_conv_tile_prefetch;
+/* For benchmarks: whether k_sgemm_block has the tiles prefetch the next
+ * block of filters packed once (k_tile's b_next; true, the default). */
+extern bool k_sgemm_fetch_next;
 
 /* The largest mr x nr of any level: a tile buffer of this many floats holds
  * any tile. */
