@@ -877,15 +877,18 @@ DW_NAME(dw_planes)(void *arg, int64_t t0, int64_t t1)
 /* ---- few input channels, many outputs: the first layer of a network ---- */
 
 /*
- * `outs` output channels from oc0 times `blocks` vectors of consecutive
- * outputs of band row `row`, starting at column ow: each input vector
- * loaded is multiplied by the weight of every output channel. With
- * `partial` (1 to L - 1, one block), only that many outputs are stored.
+ * `outs` output channels from oc0 times `blocks` vectors of outputs from
+ * column ow of band row `row`: block b's vector lies in_bstride floats of
+ * the band and out_bstride floats of out after block 0's (L and L for
+ * consecutive outputs of one row; the next output row's for the ends of
+ * rows, computed together). Each input vector loaded is multiplied by the
+ * weight of every output channel. With `partial` (1 to L - 1), only that
+ * many outputs of each block are stored.
  */
 DW_FN void
 DW_NAME(few_block)(const few_plan *p, const float *band, const float *weights, const float *bias,
-                   int64_t oc0, int outs, int blocks, int64_t step, int64_t row, int64_t ow, int64_t partial,
-                   float *out)
+                   int64_t oc0, int outs, int blocks, int64_t step, int64_t row, int64_t ow, int64_t in_bstride,
+                   int64_t out_bstride, int64_t partial, float *out)
 {
 	const k_geometry *g = &p->g;
 	int64_t filter = g->in_per_group * g->kernel_size, dilation_w = g->dilation[2];
@@ -908,7 +911,7 @@ DW_NAME(few_block)(const few_plan *p, const float *band, const float *weights, c
 				DW_VEC x[DW_FEW_BLOCKS];
 				DW_UNROLL
 				for (int b = 0; b < blocks; b++)
-					x[b] = DW_NAME(load)(at + b * L);
+					x[b] = DW_NAME(load)(at + b * in_bstride);
 				DW_UNROLL
 				for (int o = 0; o < outs; o++) {
 					DW_VEC w = DW_NAME(splat)(taps[o * filter + kw]);
@@ -922,15 +925,16 @@ DW_NAME(few_block)(const few_plan *p, const float *band, const float *weights, c
 	DW_UNROLL
 	for (int o = 0; o < outs; o++) {
 		float *dst = out + (oc0 + o) * g->out_size + ow;
-		if (partial) {
-			float lanes[L];
-			DW_NAME(store)(lanes, acc[o][0]);
-			memcpy(dst, lanes, (size_t)partial * sizeof *dst);
-			continue;
-		}
 		DW_UNROLL
-		for (int b = 0; b < blocks; b++)
-			DW_NAME(store)(dst + b * L, acc[o][b]);
+		for (int b = 0; b < blocks; b++) {
+			if (partial) {
+				float lanes[L];
+				DW_NAME(store)(lanes, acc[o][b]);
+				memcpy(dst + b * out_bstride, lanes, (size_t)partial * sizeof *dst);
+			} else {
+				DW_NAME(store)(dst + b * out_bstride, acc[o][b]);
+			}
+		}
 	}
 }
 
@@ -955,8 +959,9 @@ DW_NAME(few_fill)(const few_plan *p, const float *in, int64_t oh0, int64_t oh1, 
 	}
 }
 
-/* Output row oh of output channels [oc0, oc0 + outs). */
-DW_FN void
+/* The columns of output row oh of channels [oc0, oc0 + outs) that whole
+ * tiles of two or more vectors cover; returns where they end. */
+DW_FN int64_t
 DW_NAME(few_row)(const few_plan *p, const float *band, const float *weights, const float *bias, int64_t oc0,
                  int outs, int64_t oh, int64_t oh0, int64_t step, float *out)
 {
@@ -964,14 +969,55 @@ DW_NAME(few_row)(const few_plan *p, const float *band, const float *weights, con
 	float *row = out + oh * width;
 #if DW_FEW_BLOCKS >= 3
 	for (; ow + 3 * L <= width; ow += 3 * L)
-		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 3, step, oh - oh0, ow, 0, row);
+		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 3, step, oh - oh0, ow, L, L, 0, row);
 #endif
 	for (; ow + 2 * L <= width; ow += 2 * L)
-		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 2, step, oh - oh0, ow, 0, row);
-	for (; ow + L <= width; ow += L)
-		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 1, step, oh - oh0, ow, 0, row);
-	if (ow < width)
-		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 1, step, oh - oh0, ow, width - ow, row);
+		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 2, step, oh - oh0, ow, L, L, 0, row);
+	return ow;
+}
+
+/* The rest of rows [oh, oh + rows) from column ow on (the same for each),
+ * a vector at a time, the rows' vectors in one tile: a row's single last
+ * vector would otherwise be a tile of `outs` sums alone, too few to keep
+ * the FMA units busy. */
+DW_FN void
+DW_NAME(few_ends)(const few_plan *p, const float *band, const float *weights, const float *bias, int64_t oc0,
+                  int outs, int64_t oh, int rows, int64_t oh0, int64_t step, int64_t ow, float *out)
+{
+	const k_geometry *g = &p->g;
+	int64_t width = g->out[2], in_bstride = g->stride[1] * p->row_floats;
+	float *row = out + oh * width;
+	for (; ow < width; ow += L) {
+		int64_t partial = width - ow < L ? width - ow : 0;
+#if DW_FEW_BLOCKS >= 3
+		if (rows == 3) {
+			DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 3, step, oh - oh0, ow, in_bstride, width,
+			                   partial, row);
+			continue;
+		}
+#endif
+		if (rows == 2)
+			DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 2, step, oh - oh0, ow, in_bstride, width,
+			                   partial, row);
+		else
+			DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 1, step, oh - oh0, ow, in_bstride, width,
+			                   partial, row);
+	}
+}
+
+/* Output rows [oh0, oh1) of channels [oc0, oc0 + outs), DW_FEW_BLOCKS rows
+ * at a time: each row's whole tiles, then the rows' ends together. */
+DW_FN void
+DW_NAME(few_channels)(const few_plan *p, const float *band, const float *weights, const float *bias,
+                      int64_t oc0, int outs, int64_t oh0, int64_t oh1, int64_t step, float *out)
+{
+	for (int64_t oh = oh0; oh < oh1; oh += DW_FEW_BLOCKS) {
+		int rows = (int)(oh1 - oh < DW_FEW_BLOCKS ? oh1 - oh : DW_FEW_BLOCKS);
+		int64_t ow = 0;
+		for (int r = 0; r < rows; r++)
+			ow = DW_NAME(few_row)(p, band, weights, bias, oc0, outs, oh + r, oh0, step, out);
+		DW_NAME(few_ends)(p, band, weights, bias, oc0, outs, oh, rows, oh0, step, ow, out);
+	}
 }
 
 /* Output rows [oh0, oh1) of every output channel of one sample, from the
@@ -985,14 +1031,12 @@ DW_NAME(few_rows)(const few_plan *p, const float *band, const float *weights, co
 	for (int64_t oc0 = 0; oc0 < channels;) {
 		int64_t left = channels - oc0;
 		int outs = left >= DW_FEW_OUTPUTS ? DW_FEW_OUTPUTS : left >= 4 ? 4 : 1;
-		for (int64_t oh = oh0; oh < oh1; oh++) {
-			if (outs == DW_FEW_OUTPUTS)
-				DW_NAME(few_row)(p, band, weights, bias, oc0, DW_FEW_OUTPUTS, oh, oh0, step, out);
-			else if (outs == 4)
-				DW_NAME(few_row)(p, band, weights, bias, oc0, 4, oh, oh0, step, out);
-			else
-				DW_NAME(few_row)(p, band, weights, bias, oc0, 1, oh, oh0, step, out);
-		}
+		if (outs == DW_FEW_OUTPUTS)
+			DW_NAME(few_channels)(p, band, weights, bias, oc0, DW_FEW_OUTPUTS, oh0, oh1, step, out);
+		else if (outs == 4)
+			DW_NAME(few_channels)(p, band, weights, bias, oc0, 4, oh0, oh1, step, out);
+		else
+			DW_NAME(few_channels)(p, band, weights, bias, oc0, 1, oh0, oh1, step, out);
 		oc0 += outs;
 	}
 }
