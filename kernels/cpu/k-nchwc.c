@@ -34,7 +34,8 @@ typedef struct convert_args {
 	int64_t c, plane, blocks;
 	const float *src;
 	float *dst;
-	bool gathers; /* AVX-512 in use, and a plane's 16 channels within int32 offsets */
+	bool to_plain; /* blocked to NCHW */
+	void (*fn)(const float *src, int64_t plane, int64_t live, float *d);
 } convert_args;
 
 /* One block of 16 channels (live of them real) of one sample: the plain
@@ -82,57 +83,48 @@ to_block_avx512(const float *src, int64_t plane, int64_t live, float *d)
 }
 #endif
 
+/* Tasks [t0, t1): one block of one sample each, with a->fn, from the plain
+ * planes to the blocked positions or back. */
 static void
-from_nchw_range(void *arg, int64_t t0, int64_t t1)
+convert_range(void *arg, int64_t t0, int64_t t1)
 {
 	const convert_args *a = arg;
 	for (int64_t t = t0; t < t1; t++) {
 		int64_t s = t / a->blocks, cb = t % a->blocks, live = k_min64(B, a->c - cb * B);
-		const float *src = a->src + (s * a->c + cb * B) * a->plane;
-		float *d = a->dst + t * a->plane * B;
-#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX512)
-		if (a->gathers) {
-			from_block_avx512(src, a->plane, live, d);
-			continue;
-		}
-#endif
-		from_block(src, a->plane, live, d);
+		int64_t plain = (s * a->c + cb * B) * a->plane, blocked = t * a->plane * B;
+		if (a->to_plain)
+			a->fn(a->src + blocked, a->plane, live, a->dst + plain);
+		else
+			a->fn(a->src + plain, a->plane, live, a->dst + blocked);
 	}
 }
 
+/* Either conversion, on ctx's threads: gathers where AVX-512 runs and a
+ * plane's 16 channels lie within int32 offsets. */
 static void
-to_nchw_range(void *arg, int64_t t0, int64_t t1)
+convert(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst, bool to_plain,
+        const st_exec_ctx *ctx)
 {
-	const convert_args *a = arg;
-	for (int64_t t = t0; t < t1; t++) {
-		int64_t s = t / a->blocks, cb = t % a->blocks, live = k_min64(B, a->c - cb * B);
-		const float *src = a->src + t * a->plane * B;
-		float *d = a->dst + (s * a->c + cb * B) * a->plane;
+	convert_args a = { .c = c, .plane = h * w, .blocks = k_div_up(c, B), .src = src, .dst = dst,
+		           .to_plain = to_plain, .fn = to_plain ? to_block : from_block };
 #if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX512)
-		if (a->gathers) {
-			to_block_avx512(src, a->plane, live, d);
-			continue;
-		}
+	if (k_cpu_isa() == K_ISA_AVX512 && a.plane < INT32_MAX / B)
+		a.fn = to_plain ? to_block_avx512 : from_block_avx512;
 #endif
-		to_block(src, a->plane, live, d);
-	}
+	k_parallel_for(ctx, n * a.blocks, 1, convert_range, &a);
 }
 
 void
 k_nchwc_from_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst,
                   const st_exec_ctx *ctx)
 {
-	convert_args a = { .c = c, .plane = h * w, .blocks = k_div_up(c, B), .src = src, .dst = dst };
-	a.gathers = k_cpu_isa() == K_ISA_AVX512 && a.plane < INT32_MAX / B;
-	k_parallel_for(ctx, n * a.blocks, 1, from_nchw_range, &a);
+	convert(n, c, h, w, src, dst, false, ctx);
 }
 
 void
 k_nchwc_to_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst, const st_exec_ctx *ctx)
 {
-	convert_args a = { .c = c, .plane = h * w, .blocks = k_div_up(c, B), .src = src, .dst = dst };
-	a.gathers = k_cpu_isa() == K_ISA_AVX512 && a.plane < INT32_MAX / B;
-	k_parallel_for(ctx, n * a.blocks, 1, to_nchw_range, &a);
+	convert(n, c, h, w, src, dst, true, ctx);
 }
 
 bool
