@@ -908,33 +908,46 @@ run_conv_unshared(void *arg)
 	k_winograd_share_input = true;
 }
 
-/* On two threads, a small plane's input transform done by each thread
- * again (as before) and shared out between them, in turns, at the tile
- * size k_winograd_chosen picks. */
 static void
-bench_winograd_shared(const char *what, const k_window *w, st_exec_ctx *ctx, int runs)
+run_conv_unbalanced(void *arg)
+{
+	k_winograd_balance = false;
+	run_conv_new(arg);
+	k_winograd_balance = true;
+}
+
+/* On two threads, Winograd at the tile size its own rule picks (forced,
+ * where the blocked path would take the shape) with one of its choices
+ * off (the run function `off`) and on, in turns. */
+static void
+bench_winograd_toggle(const char *what, const k_window *w, st_exec_ctx *ctx, int runs, void (*off)(void *))
 {
 	int64_t in = w->batch * w->in_channels * w->in[0] * w->in[1];
 	int64_t out = w->batch * w->out_channels * w->out[0] * w->out[1];
 	int64_t nw = w->out_channels * w->in_channels * 9;
 	float *x = normal_floats(in, 11, 1.0), *weights = normal_floats(nw, 12, sqrt(2.0 / (9.0 * (double)w->in_channels)));
+	int m = k_winograd_chosen(w, k_cpu_isa());
 	conv_run r[2];
 	double times[2][256], med[2];
+	k_winograd_force(m);
 	for (int i = 0; i < 2; i++) {
 		r[i] = (conv_run){ .w = *w, .x = x, .weights = weights, .slots = 2, .ctx = ctx };
 		size_t pb = k_conv_packed_bytes(w);
 		r[i].packed = pb ? xalloc(pb) : NULL;
 		if (r[i].packed)
 			k_conv_pack(w, weights, r[i].packed);
+		/* Blocks as they fall may be larger than balanced ones. */
+		k_winograd_balance = i == 1;
 		r[i].scratch = xalloc(k_conv_packed_scratch_bytes(w, 2));
+		k_winograd_balance = true;
 		r[i].y = xalloc((size_t)out * sizeof(float));
 	}
-	contender c[2] = { { "each", run_conv_unshared, &r[0], times[0] }, { "shared", run_conv_new, &r[1], times[1] } };
+	k_winograd_force(-1);
+	contender c[2] = { { "off", off, &r[0], times[0] }, { "on", run_conv_new, &r[1], times[1] } };
 	timing_threads = 2;
 	race(c, 2, 3, runs, med);
 	double largest, diff = max_difference(r[1].y, r[0].y, out, &largest);
-	printf("| %-24s | F(%d,3) | %7.3f | %7.3f | %5.2f | %.1e |\n", what, k_winograd_chosen(w, k_cpu_isa()), med[0],
-	       med[1], med[0] / med[1], diff);
+	printf("| %-24s | F(%d,3) | %7.3f | %7.3f | %5.2f | %.1e |\n", what, m, med[0], med[1], med[0] / med[1], diff);
 	for (int i = 0; i < 2; i++)
 		free(r[i].packed), free(r[i].scratch), free(r[i].y);
 	free(x), free(weights);
@@ -966,7 +979,13 @@ bench_winograd(st_exec_ctx *ctxs, int runs)
 		if (convs[i].hw > 20)
 			continue;
 		k_window w = conv2d(convs[i].c, convs[i].oc, convs[i].hw, 3, 1);
-		bench_winograd_shared(convs[i].what, &w, &ctxs[1], runs);
+		bench_winograd_toggle(convs[i].what, &w, &ctxs[1], runs, run_conv_unshared);
+	}
+	printf("\n| 2 threads | tiles | blocks as they fall ms | balanced ms | speed-up | max diff |\n");
+	printf("|---|---|---|---|---|---|\n");
+	for (size_t i = 0; i < sizeof convs / sizeof convs[0]; i++) {
+		k_window w = conv2d(convs[i].c, convs[i].oc, convs[i].hw, 3, 1);
+		bench_winograd_toggle(convs[i].what, &w, &ctxs[1], runs, run_conv_unbalanced);
 	}
 }
 

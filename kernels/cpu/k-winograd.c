@@ -310,6 +310,46 @@ kernel_for(const k_window *w, int m, k_isa isa)
 	return k_gemm_kernel_for(isa, w->out_channels, tiles);
 }
 
+/* The most tiles one of `threads` threads computes when blocks of `block`
+ * tiles (the last one shorter) of each of `batch` samples are dealt out as
+ * contiguous runs of tasks, as k_winograd_post does; a block's products
+ * cost whole panels of nr tiles. */
+static int64_t
+busiest_thread(int64_t batch, int64_t tiles, int64_t block, int64_t nr, int threads)
+{
+	int64_t blocks = k_div_up(tiles, block), tasks = batch * blocks, chunks = k_min64(tasks, threads), most = 0;
+	for (int64_t c = 0; c < chunks; c++) {
+		int64_t sum = 0;
+		for (int64_t t = c * tasks / chunks; t < (c + 1) * tasks / chunks; t++)
+			sum += k_round_up(k_min64(block, tiles - t % blocks * block), nr);
+		most = sum > most ? sum : most;
+	}
+	return most;
+}
+
+/* Of the block sizes up to `most` (multiples of nr), the largest whose
+ * busiest thread has at most a twentieth more tiles than the best one's:
+ * 196 tiles in 16-tile panels on 2 threads as 64 + 64 | 64 + 4 (a panel)
+ * keep one thread waiting a third of the time; as 48 + 48 | 48 + 48 + 4,
+ * 96 against 112, hardly. */
+static int64_t
+balanced_block(int64_t batch, int64_t tiles, int64_t most, int64_t nr, int threads)
+{
+	int64_t best = -1, pick = most;
+	for (int64_t b = nr; b <= most; b += nr) {
+		int64_t load = busiest_thread(batch, tiles, b, nr, threads);
+		if (best < 0 || load < best)
+			best = load;
+	}
+	for (int64_t b = most; b >= nr; b -= nr) {
+		if (busiest_thread(batch, tiles, b, nr, threads) * 20 <= best * 21) {
+			pick = b;
+			break;
+		}
+	}
+	return pick;
+}
+
 /* Plans for `threads` threads with kernel kr: blocks as large as
  * BLOCK_TARGET_BYTES allows, cut finer while there are fewer tasks than
  * threads, first along the tiles, then along the output channels. */
@@ -332,6 +372,10 @@ wplan_make(const k_window *w, const k_gemm_kernel *kr, int m, int threads, wplan
 		int64_t want = k_round_up(k_div_up(p->tiles, k_div_up(threads, g->batch)), nr);
 		block = k_min64(block, want);
 	}
+	/* Few tasks a thread: how they divide decides how long one waits. */
+	int64_t tasks = g->batch * k_div_up(p->tiles, block);
+	if (k_winograd_balance && threads > 1 && tasks >= threads && tasks < 8 * (int64_t)threads)
+		block = balanced_block(g->batch, p->tiles, block, nr, threads);
 	p->block = block;
 	p->blocks = k_div_up(p->tiles, block);
 	p->tr = block;
@@ -517,6 +561,7 @@ wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
 }
 
 bool k_winograd_share_input = true;
+bool k_winograd_balance = true;
 
 /*
  * Where the threads share out the output channels of one block of tiles

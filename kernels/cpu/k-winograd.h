@@ -31,6 +31,9 @@ bool k_winograd_forced_on(const k_window *w);
 /* For benchmarks: whether threads that share out the output channels of a
  * small plane share out its input transform first (true, the default). */
 extern bool k_winograd_share_input;
+/* For benchmarks: whether the tiles' blocks are sized so that threads get
+ * even shares of them (true, the default), or as large as the cache allows. */
+extern bool k_winograd_balance;
 
 /* The filters transformed for tile size m (2 or 4) and level isa, as SGEMM
  * panels after a small header recording both: bytes, and the packing into
