@@ -11,7 +11,8 @@
  *   --quick   leaves out 1024^3
  *   --resnet  adds every convolution shape of ResNet-18
  *   --small   channels-last 1x1 convolutions with and without the prefetch
- *             of the next block of filters; convolutions on small images and
+ *             of the next block of filters, and with uneven column panels
+ *             shared out whole or by tiles; convolutions on small images and
  *             with thin depth (ResNet-18,
  *             MobileNetV2): positions as the product's columns against
  *             positions as its rows (k_conv_gemm_force_swap), and the
@@ -721,25 +722,24 @@ typedef struct nhwc_run {
 	void *scratch;
 	int slots;
 	st_exec_ctx *ctx;
-	bool fetch_next;
+	bool *knob, value; /* set to value for the run */
 } nhwc_run;
 
 static void
 run_nhwc(void *arg)
 {
 	nhwc_run *r = arg;
-	bool keep = k_sgemm_fetch_next;
-	k_sgemm_fetch_next = r->fetch_next;
+	bool keep = *r->knob;
+	*r->knob = r->value;
 	k_pointwise_nhwc(r->positions, r->cin, r->cout, r->x, r->packed, r->bias, r->y, r->scratch, r->slots, NULL,
 	                 r->slots > 1 ? r->ctx : NULL);
-	k_sgemm_fetch_next = keep;
+	*r->knob = keep;
 }
 
 /* A 1x1 convolution channels last (k_pointwise_nhwc, MobileNetV2's
- * layers) with and without the prefetch of the next block of filters
- * (k_sgemm_fetch_next), in turns; its effect shows with --cold. */
+ * layers) with one of the SGEMM's switches off and on, in turns. */
 static void
-bench_nhwc_fetch(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs)
+bench_nhwc_knob(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs, bool *knob)
 {
 	float *x, *weights;
 	int64_t out = conv_operands(w, &x, &weights);
@@ -752,7 +752,7 @@ bench_nhwc_fetch(const char *what, const k_window *w, int threads, st_exec_ctx *
 		k_pointwise_nhwc_pack(positions, w->in_channels, w->out_channels, weights, packed);
 		r[i] = (nhwc_run){ .positions = positions, .cin = w->in_channels, .cout = w->out_channels, .x = x,
 			           .packed = packed, .y = xalloc((size_t)out * sizeof(float)), .scratch = xalloc(sb + 64),
-			           .slots = threads, .ctx = ctx, .fetch_next = i == 1 };
+			           .slots = threads, .ctx = ctx, .knob = knob, .value = i == 1 };
 	}
 	double t[2][256], med[2];
 	contender c[2] = { { "off", run_nhwc, &r[0], t[0] }, { "on", run_nhwc, &r[1], t[1] } };
@@ -765,6 +765,22 @@ bench_nhwc_fetch(const char *what, const k_window *w, int threads, st_exec_ctx *
 	for (int i = 0; i < 2; i++)
 		free((void *)r[i].packed), free(r[i].y), free(r[i].scratch);
 	free(x), free(weights);
+}
+
+/* The prefetch of the next block of filters (k_sgemm_fetch_next); its
+ * effect shows with --cold. */
+static void
+bench_nhwc_fetch(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs)
+{
+	bench_nhwc_knob(what, w, threads, ctx, runs, &k_sgemm_fetch_next);
+}
+
+/* Uneven column panels shared out tile by tile (k_sgemm_split_tiles);
+ * one thread runs the same either way. */
+static void
+bench_nhwc_tiles(const char *what, const k_window *w, int threads, st_exec_ctx *ctx, int runs)
+{
+	bench_nhwc_knob(what, w, threads, ctx, runs, &k_sgemm_split_tiles);
 }
 
 /* The weak spots of issue 10: convolutions on 7 x 7 and 14 x 14 images, and
@@ -815,6 +831,10 @@ bench_small(st_exec_ctx *ctxs, int runs)
 	       "max |\n");
 	printf("|---|---|---|---|---|---|---|---|\n");
 	bench_table(nhwc, sizeof nhwc / sizeof nhwc[0], bench_nhwc_fetch, ctxs, runs);
+	printf("\n| channels last 1x1 | threads | whole column panels ms | GFLOP/s | tiles ms | GFLOP/s | speed-up | max diff / "
+	       "max |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+	bench_table(nhwc, sizeof nhwc / sizeof nhwc[0], bench_nhwc_tiles, ctxs, runs);
 	printf("\n| direct tile | threads | no prefetch ms | GFLOP/s | prefetch ms | GFLOP/s | speed-up | max diff / max |\n");
 	printf("|---|---|---|---|---|---|---|---|\n");
 	bench_table(direct, sizeof direct / sizeof direct[0], bench_prefetch, ctxs, runs);

@@ -30,6 +30,7 @@ k_gemm_kernel_of(k_isa isa)
 
 int k_conv_tile_prefetch = 4;
 bool k_sgemm_fetch_next = true;
+bool k_sgemm_split_tiles = true;
 
 const k_gemm_kernel *
 k_gemm_kernel_now(void)
@@ -426,6 +427,10 @@ typedef struct par_args {
 	size_t slot_bytes;
 	int64_t chunks, panels;
 	bool by_rows;
+	/* By tiles: `panels` counts the tiles, column panel after column
+	 * panel, mp of them in each. */
+	bool by_tiles;
+	int64_t mp;
 } par_args;
 
 static void
@@ -436,7 +441,15 @@ par_range(void *arg, int64_t c0, int64_t c1)
 	for (int64_t c = c0; c < c1; c++) {
 		int64_t q0 = c * p->panels / p->chunks, q1 = (c + 1) * p->panels / p->chunks;
 		void *slot = p->scratch + (size_t)c * p->slot_bytes;
-		if (p->by_rows)
+		if (p->by_tiles) {
+			/* The run of row tiles of each column panel in [q0, q1). */
+			for (int64_t q = q0; q < q1;) {
+				int64_t j = q / p->mp, r0 = q % p->mp, r1 = k_min64(p->mp, r0 + q1 - q);
+				k_sgemm_block(p->kr, op, r0 * p->kr->mr, k_min64(r1 * p->kr->mr, op->m), j * p->kr->nr,
+				              k_min64((j + 1) * p->kr->nr, op->n), slot);
+				q += r1 - r0;
+			}
+		} else if (p->by_rows)
 			k_sgemm_block(p->kr, op, q0 * p->kr->mr, k_min64(q1 * p->kr->mr, op->m), 0, op->n, slot);
 		else
 			k_sgemm_block(p->kr, op, 0, op->m, q0 * p->kr->nr, k_min64(q1 * p->kr->nr, op->n), slot);
@@ -458,8 +471,9 @@ k_sgemm_parallel_scratch_bytes(const k_gemm_kernel *kr, const k_sgemm_op *op, in
 /*
  * Threads take whole panels of columns (each packs all of A for its own)
  * or of rows (each packs all of B): whichever duplicates less packing, as
- * long as there are panels enough. A product too small to pay for a
- * hand-over stays on one thread.
+ * long as there are panels enough; a few column panels that do not divide
+ * evenly, runs of tiles. A product too small to pay for a hand-over stays
+ * on one thread.
  */
 void
 k_sgemm_parallel(const k_gemm_kernel *kr, const k_sgemm_op *op, void *scratch, int slots,
@@ -472,11 +486,19 @@ k_sgemm_parallel(const k_gemm_kernel *kr, const k_sgemm_op *op, void *scratch, i
 	double work = (double)op->m * (double)op->n * (double)op->k;
 	if (work < 262144.0)
 		threads = 1;
-	par_args p = { kr, op, scratch, slot_bytes(kr, op), 1, np, false };
+	par_args p = { kr, op, scratch, slot_bytes(kr, op), 1, np, false, false, mp };
 	if (threads > 1) {
 		p.by_rows = np < threads || (op->m > op->n && mp >= threads);
 		p.panels = p.by_rows ? mp : np;
 		p.chunks = k_min64(threads, p.panels);
+		/* A few column panels that the threads cannot share evenly (3 on
+		 * 2: one thread does twice the other's work) are shared out tile
+		 * by tile instead. */
+		if (k_sgemm_split_tiles && !p.by_rows && np % threads != 0 && np < 4 * threads && mp > 1) {
+			p.by_tiles = true;
+			p.panels = mp * np;
+			p.chunks = threads;
+		}
 	}
 	if (p.chunks <= 1) {
 		k_sgemm(kr, op, scratch);

@@ -106,6 +106,9 @@ extern int k_conv_tile_prefetch;
 /* For benchmarks: whether k_sgemm_block has the tiles prefetch the next
  * block of filters packed once (k_tile's b_next; true, the default). */
 extern bool k_sgemm_fetch_next;
+/* For benchmarks: whether k_sgemm_parallel shares a few uneven column
+ * panels out tile by tile (true, the default). */
+extern bool k_sgemm_split_tiles;
 
 /* The largest mr x nr of any level: a tile buffer of this many floats holds
  * any tile. */
