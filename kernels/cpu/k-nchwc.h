@@ -61,10 +61,11 @@ extern size_t k_nchwc_slice_bytes;
 /*
  * (k-conv.c) Whether k_conv_packed runs window w on the blocked kernel at
  * level isa, converting its NCHW input and output in the scratch: where it
- * was measured faster (docs/performance.md), unless Winograd is forced
- * (k_winograd_force), or where k_conv_blocked_force says so. For tests and benchmarks: -1 lets the rule decide (the default), 0
- * turns the blocked path off, 1 takes it wherever it fits. Not while
- * kernels run. Without a call, STRATA_BLOCKED (off or on) does the same.
+ * was measured faster (docs/performance.md) unless Winograd is forced
+ * (k_winograd_force), or where k_conv_blocked_force says so. For tests and
+ * benchmarks: -1 lets the rule decide (the default), 0 turns the blocked
+ * path off, 1 takes it wherever it fits. Not while kernels run. Without a
+ * call, STRATA_BLOCKED (off or on) does the same.
  */
 bool k_conv_blocked_chosen(const k_window *w, k_isa isa);
 void k_conv_blocked_force(int on);

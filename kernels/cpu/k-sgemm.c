@@ -360,12 +360,10 @@ k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t
 					b_step = k * nr;
 					/* Filters packed once come from memory in a network:
 					 * the next block's, fetched while this one runs. */
-					if (!k_sgemm_fetch_next) {
-						next = NULL;
-					} else if (jc + nc_most < j1) {
+					if (k_sgemm_fetch_next && jc + nc_most < j1) {
 						next = op->b_packed + (jc + nc_most) / nr * k * nr + pc * nr;
 						next_panels = k_div_up(k_min64(nc_most, j1 - jc - nc_most), nr);
-					} else if (pc + kc < k) {
+					} else if (k_sgemm_fetch_next && pc + kc < k) {
 						next = op->b_packed + j0 / nr * k * nr + (pc + kc) * nr;
 						next_panels = k_div_up(k_min64(nc_most, j1 - j0), nr);
 					}
