@@ -141,6 +141,12 @@ print_man(FILE *out)
 	roff(out, "off, 2 or 4: 3x3 stride-1 convolutions on the CPU never use Winograd, or always "
 	          "F(2,3), or always F(4,3) where it applies. Unset, each layer takes what was measured "
 	          "faster for its shape (docs/performance.md). For comparisons.\n");
+	fprintf(out, ".TP\n.B STRATA_BLOCKED\n");
+	roff(out, "off or on: convolutions on the CPU never or always (where it applies) run on the "
+	          "channel-blocked kernel, converting their input and output around it. Unset, the "
+	          "stride-2 and small-plane layers where it was measured faster take it, with AVX-512 "
+	          "(docs/performance.md); STRATA_WINOGRAD=2 or 4 keeps it off the shapes Winograd "
+	          "fits. For comparisons.\n");
 	fprintf(out, ".TP\n.B STRATA_FUSE\n");
 	roff(out, "0 turns off fusion in CPU plans: batch norm folded into the convolution before it, "
 	          "and the residual add and activation run on that convolution's output. For "
