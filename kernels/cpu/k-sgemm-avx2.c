@@ -36,6 +36,7 @@
 	                 _mm256_cmpgt_epi32(_mm256_set1_epi32((int32_t)(hi)), v))
 #define M_AND(a, b) _mm256_and_si256(a, b)
 #define M_NONE(m) _mm256_testz_si256(m, m)
+#define M_ALL(m) _mm256_testc_si256(m, _mm256_set1_epi32(-1))
 
 /* 6 rows by 2 vectors (6 x 16): 12 accumulators, 2 B vectors and one
  * broadcast in the 16 registers AVX2 has. */

@@ -36,6 +36,7 @@
 	             _mm512_cmplt_epi32_mask(v, _mm512_set1_epi32((int32_t)(hi)))))
 #define M_AND(a, b) ((__mmask16)((a) & (b)))
 #define M_NONE(m) ((m) == 0)
+#define M_ALL(m) ((m) == 0xffff)
 
 /*
  * The main tile: 8 rows by 3 vectors (8 x 48), 24 accumulators. On Zen 4,
