@@ -1,7 +1,8 @@
 """bench/cpu: Strata beside onnxruntime and PyTorch on the CPU, in one
 invocation. Rows: ResNet-18, MobileNetV2, SqueezeNet 1.1 and three single
-convolutions; each on 1 and 2 threads; the FP32 peak measured by
-peak-fma in the same run; targets printed as pass/fail beside each row.
+convolutions; each on 1 and 2 threads, the engines taking turns run by
+run (Bench.race); the FP32 peak measured by peak-fma in the same run;
+targets printed as pass/fail beside each row.
 docs/performance.md says what every number is.
 
     bench.py BUILD_DIR [--runs N] [--warmup N] [--rounds N] [--threads 1,2]
@@ -33,6 +34,36 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import peer  # noqa: E402  (only its table and counting; no heavy imports)
 
 RTOL = 1e-3
+# The race (Bench.race): runs per turn, the first not counted.
+RACE_BURST = 3
+
+
+def cpu_seconds(pid):
+    """A process's user + system CPU time from /proc, or None."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def settle(pid, most=1.0):
+    """Waits until process pid uses no CPU for 20 ms (at most `most`
+    seconds; 0.3 s without /proc). After a run the threads of ONNX Runtime
+    spin for some 60 ms of CPU time and PyTorch's (OpenMP) for some 130 ms
+    over 200 ms; an engine whose turn came then shared the cores with them
+    (Strata's two-thread SqueezeNet 12.1 ms in a race, 6.1 alone)."""
+    t0, last = time.perf_counter(), cpu_seconds(pid)
+    if last is None:
+        time.sleep(0.3)
+        return
+    while time.perf_counter() - t0 < most:
+        time.sleep(0.02)
+        now = cpu_seconds(pid)
+        if now is None or now == last:
+            return
+        last = now
 
 
 def log(text):
@@ -256,10 +287,11 @@ class Bench:
 
     # -- measuring --
 
-    def strata_row(self, row, st, threads, first_round=True):
-        """Strata's median from strata run; in the first round also its
-        first run and output (a process of their own) and, from
-        load-strata, its load time and resident memory."""
+    def strata_row(self, row, st, threads, first_round=True, runs=None):
+        """Strata's median of `runs` runs (default --runs) from strata run;
+        in the first round also its first run and output (a process of
+        their own) and, from load-strata, its load time and resident
+        memory."""
         if st["why"] or st.get("strata_why"):
             return {"why": st["why"] or st["strata_why"]}
         base = [self.strata, "run", st["model"]] + st["weights"] + ["--input", st["input"],
@@ -272,8 +304,8 @@ class Bench:
             if first is None:
                 return {"why": "strata run failed: %s" % why}
             r.update(first_ms=first["median_ms"], output=out_path)
-        timed, why, _ = run_json(base + ["--iterations", str(self.args.runs), "--warmup", str(self.args.warmup),
-                                         "--json"], self.env)
+        timed, why, _ = run_json(base + ["--iterations", str(runs or self.args.runs),
+                                         "--warmup", str(self.args.warmup), "--json"], self.env)
         if timed is None:
             return {"why": "strata run failed: %s" % why}
         r.update(median_ms=timed["median_ms"], min_ms=timed["min_ms"], max_ms=timed["max_ms"],
@@ -289,7 +321,25 @@ class Bench:
                                               "peak_run_kib", "peak_reset")})
         return r
 
-    def peer_row(self, which, row, st, threads):
+    def peer_cannot(self, which, st):
+        """Why a peer cannot run this row, or None."""
+        p = self.peers[which]
+        if not p["available"]:
+            return p["why"]
+        if which == "pytorch" and "reference" not in st:
+            return st["why"] or "no torch network"
+        if which == "onnxruntime" and not st.get("onnx"):
+            return st["why"] or "no ONNX file"
+        return None
+
+    def peer_env(self, threads):
+        # torch.set_num_threads bounds its OpenMP pool but not the BLAS
+        # pool some convolutions go through (a 1x1 convolution ran on both
+        # cores with set_num_threads(1)); the variables bound every pool.
+        return dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
+                    OPENBLAS_NUM_THREADS=str(threads))
+
+    def peer_row(self, which, row, st, threads, runs=None):
         p = self.peers[which]
         if not p["available"]:
             return {"why": p["why"]}
@@ -302,13 +352,8 @@ class Bench:
             cmd = [self.torch_python, os.path.join(HERE, "peer.py"), "torch", st["dir"]]
         else:
             cmd = [self.ort_python, os.path.join(HERE, "peer.py"), "ort", st["onnx"], st["input"]]
-        cmd += [str(threads), str(self.args.runs), str(self.args.warmup), out_path]
-        # torch.set_num_threads bounds its OpenMP pool but not the BLAS
-        # pool some convolutions go through (a 1x1 convolution ran on both
-        # cores with set_num_threads(1)); the variables bound every pool.
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), MKL_NUM_THREADS=str(threads),
-                   OPENBLAS_NUM_THREADS=str(threads))
-        r, why, _ = run_json(cmd, env)
+        cmd += [str(threads), str(runs or self.args.runs), str(self.args.warmup), out_path]
+        r, why, _ = run_json(cmd, self.peer_env(threads))
         if r is None:
             return {"why": "%s failed: %s" % (which, why)}
         r["output"] = out_path
@@ -342,27 +387,102 @@ class Bench:
                 checks[engine] = worst
         return checks
 
+    def race(self, row, st, threads, k):
+        """Race k of one row at one thread count: every engine that can run
+        it loaded in a fresh process of its own (load-strata --serve,
+        peer.py serve-*), then turns of RACE_BURST runs each, the engines'
+        order rotating, until each has --runs timed runs; the first run of
+        a burst, on caches another engine has just used, is not counted,
+        and after each burst the next engine waits until this one's idle
+        threads have stopped spinning (settle). Run by run, a busy spell of
+        this shared machine falls on every engine alike, where before each
+        engine ran all its runs in its own few seconds. Returns {engine:
+        {median_ms, min_ms, max_ms} or {why}}."""
+        cmds = {}
+        if not (st["why"] or st.get("strata_why")):
+            weights = st["weights"][1] if st["weights"][0] == "--weights" else "--random-weights"
+            cmds["strata"] = ([os.path.join(self.build, "bench", "cpu", "load-strata"), "--serve", st["model"],
+                               weights, str(threads), str(self.args.warmup)], self.env)
+        if not self.peer_cannot("onnxruntime", st):
+            cmds["onnxruntime"] = ([self.ort_python, os.path.join(HERE, "peer.py"), "serve-ort", st["onnx"],
+                                    st["input"], str(threads), str(self.args.warmup)], self.peer_env(threads))
+        if not self.peer_cannot("pytorch", st):
+            cmds["pytorch"] = ([self.torch_python, os.path.join(HERE, "peer.py"), "serve-torch", st["dir"],
+                                str(threads), str(self.args.warmup)], self.peer_env(threads))
+        procs, out = {}, {}
+        for e, (cmd, env) in cmds.items():
+            err = tempfile.TemporaryFile(mode="w+")
+            try:
+                procs[e] = (subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+                                             env=env, universal_newlines=True, bufsize=1), err)
+            except OSError as ex:
+                out[e] = {"why": "%s could not start: %s" % (e, ex)}
+
+        def reply(e):
+            """The engine's next JSON line, or None (and its why) when it died."""
+            p, err = procs[e]
+            line = p.stdout.readline()
+            try:
+                return json.loads(line)
+            except ValueError:
+                p.kill()
+                p.wait()
+                err.seek(0)
+                tail = (err.read().strip().splitlines() or ["exit %s" % p.returncode])[-1]
+                out[e] = {"why": "%s failed in the race: %s" % (e, tail)}
+                del procs[e]
+                return None
+
+        for e in list(procs):
+            reply(e)
+        times = {e: [] for e in procs}
+        turns = -(-self.args.runs // (RACE_BURST - 1))
+        order = [e for e in ("strata", "onnxruntime", "pytorch") if e in procs]
+        for turn in range(turns):
+            shift = (turn + k) % max(len(order), 1)
+            for e in order[shift:] + order[:shift]:
+                if e not in procs:
+                    continue
+                procs[e][0].stdin.write("%d\n" % RACE_BURST)
+                r = reply(e)
+                if r is not None:
+                    times[e].extend(r["ms"][1:])
+                    settle(procs[e][0].pid)
+        for e, (p, err) in procs.items():
+            p.stdin.close()
+            p.wait()
+            err.close()
+            t = times[e][:self.args.runs]
+            out[e] = {"median_ms": peer.upper_median(t), "min_ms": min(t), "max_ms": max(t)}
+        return out
+
     def bench_row(self, row):
-        """Every engine on every thread count. With --rounds N each engine
-        is measured N times, the engines taking turns in a rotating order,
-        and its time is the best of its rounds' medians (combine_rounds)."""
+        """Every engine on every thread count: first each engine alone in a
+        process of its own (first run, load, memory, output; a short
+        median of its own kept as solo_median_ms), then --rounds races
+        (race) for the medians; an engine's time is the best of its races'
+        medians (combine_rounds)."""
         log("%s: preparing" % row["label"])
         st = self.prepare(row)
         results = []
         engines = ["strata", "onnxruntime", "pytorch"]
+        solo_runs = min(self.args.runs, 5)
         for t in self.args.threads:
-            log("%s, %d thread%s: strata, onnxruntime, pytorch" % (row["label"], t, "" if t == 1 else "s"))
-            rounds = {e: [] for e in engines}
+            log("%s, %d thread%s: each engine alone, then %d race%s" % (
+                row["label"], t, "" if t == 1 else "s", self.args.rounds, "" if self.args.rounds == 1 else "s"))
             load = load_average()
-            for k in range(self.args.rounds):
-                for e in engines[k % 3:] + engines[:k % 3]:
-                    if e == "strata":
-                        rounds[e].append(self.strata_row(row, st, t, first_round=k == 0))
-                    else:
-                        rounds[e].append(self.peer_row(e, row, st, t))
+            solo = {"strata": self.strata_row(row, st, t, runs=solo_runs)}
+            for e in engines[1:]:
+                solo[e] = self.peer_row(e, row, st, t, runs=solo_runs)
+            races = [self.race(row, st, t, k) for k in range(self.args.rounds)]
             r = {"threads": t, "load_average": load}
             for e in engines:
-                r[e] = combine_rounds(rounds[e])
+                rounds = []
+                for x in races:
+                    got = x.get(e, {"why": solo[e].get("why") or "not in the race"})
+                    rounds.append(got if got.get("why") else dict(solo[e], solo_median_ms=solo[e].get("median_ms"),
+                                                                  **got))
+                r[e] = solo[e] if solo[e].get("why") else combine_rounds(rounds)
             results.append(r)
         return st, results, self.check_outputs(row, st, results)
 
@@ -385,6 +505,8 @@ class Bench:
                 out["peak_fraction" if k == "strata" else k + "_peak_fraction"] = frac
             if r[k].get("round_medians_ms"):
                 out[k + "_round_medians_ms"] = r[k]["round_medians_ms"]
+            if r[k].get("solo_median_ms") is not None:
+                out[k + "_solo_median_ms"] = r[k]["solo_median_ms"]
             out[k + "_min_ms"] = r[k].get("min_ms")
             out[k + "_max_ms"] = r[k].get("max_ms")
             out[k + "_first_ms"] = r[k].get("first_ms")
@@ -469,9 +591,10 @@ def fmt(v, spec="%.3f", missing="n/a"):
 
 def print_text(meta, rows):
     print("bench/cpu, %s: %s, %s" % (meta["date"], meta["cpu"], meta["host"]))
-    print("load average %s at the start, %s at the end; median of %d runs after %d warm-ups%s"
+    print("load average %s at the start, %s at the end; median of %d runs after %d warm-ups, the engines "
+          "taking turns run by run (a race)%s"
           % (meta["load_start"], meta["load_end"], meta["runs"], meta["warmup"],
-             "" if meta["rounds"] == 1 else ", the best of %d such rounds" % meta["rounds"]))
+             "" if meta["rounds"] == 1 else ", the best of %d races" % meta["rounds"]))
     for name, p in meta["peers"].items():
         print("%-12s %s" % (name, p["version"] if p["available"] else "n/a: " + p["why"]))
     peak = meta["peak_gflops"]
@@ -560,8 +683,9 @@ def main(argv):
     ap.add_argument("--rows", default=None, help="only these rows, comma-separated: " +
                     ", ".join(r["name"] for r in peer.ROWS))
     ap.add_argument("--rounds", type=int, default=None,
-                    help="measure each engine this many times, each time in a fresh process, taking turns, "
-                         "and keep its best round (default 3; 1 with --quick)")
+                    help="races per row and thread count, each with every engine in a fresh process, "
+                         "the engines taking turns run by run; an engine keeps its best race's median "
+                         "(default 3; 1 with --quick)")
     ap.add_argument("--quick", action="store_true", help="fewer runs, a shorter peak measurement")
     ap.add_argument("--json", action="store_true", help="print the table as JSON")
     ap.add_argument("--keep", action="store_true", help="keep the temporary folder (models, ONNX, outputs)")

@@ -5,9 +5,18 @@
  * prints one JSON line: that time in ms, and in KiB the resident set
  * before loading and once ready, the peak while loading and the peak while
  * running.
- *   load-strata MODEL WEIGHTS_DIR|--random-weights THREADS [RUNS] */
+ *   load-strata MODEL WEIGHTS_DIR|--random-weights THREADS [RUNS]
+ *
+ * With --serve it is Strata's side of bench.py's race instead: it loads
+ * the model, runs it once and WARMUP more times, prints {"ready": true},
+ * then for each line N read from stdin runs it N times and prints
+ * {"ms": [...]}, the time of each run, until stdin ends; so that the
+ * engines take turns run by run and a busy spell of the machine falls on
+ * all of them alike.
+ *   load-strata --serve MODEL WEIGHTS_DIR|--random-weights THREADS WARMUP */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,14 +78,51 @@ touch_weights(const st_plan *p, const st_graph *g)
 	return sum;
 }
 
+/* Bursts of runs on request (above); 0 when stdin ends, 3 when a run fails. */
+static int
+serve(st_plan *p, st_diag *d, int warmup)
+{
+	for (int k = 0; k <= warmup; k++) {
+		if (st_plan_run(p, d) != 0) {
+			st_diag_print(d, stderr);
+			return 3;
+		}
+	}
+	printf("{\"ready\": true}\n");
+	fflush(stdout);
+	char line[64];
+	while (fgets(line, sizeof line, stdin) != NULL) {
+		int n = atoi(line);
+		printf("{\"ms\": [");
+		for (int k = 0; k < n; k++) {
+			double t0 = st_now();
+			if (st_plan_run(p, d) != 0) {
+				st_diag_print(d, stderr);
+				return 3;
+			}
+			printf("%s%.4f", k ? ", " : "", (st_now() - t0) * 1e3);
+		}
+		printf("]}\n");
+		fflush(stdout);
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
-	if (argc < 4) {
-		fprintf(stderr, "usage: load-strata MODEL WEIGHTS_DIR|--random-weights THREADS [RUNS]\n");
+	bool serving = argc > 1 && strcmp(argv[1], "--serve") == 0;
+	if (serving) {
+		argv++;
+		argc--;
+	}
+	if (argc < 4 || (serving && argc < 5)) {
+		fprintf(stderr, "usage: load-strata MODEL WEIGHTS_DIR|--random-weights THREADS [RUNS]\n"
+		                "       load-strata --serve MODEL WEIGHTS_DIR|--random-weights THREADS WARMUP\n");
 		return 2;
 	}
 	int threads = atoi(argv[3]), runs = argc > 4 ? atoi(argv[4]) : 3;
+	int warmup = serving && runs > 0 ? runs : 0; /* WARMUP in that place */
 	if (runs < 1)
 		runs = 1;
 	st_registry *r = st_registry_new();
@@ -112,6 +158,14 @@ main(int argc, char **argv)
 			st_diag_print(&d, stderr);
 			return 2;
 		}
+	}
+	if (serving) {
+		int rc = serve(p, &d, warmup);
+		st_plan_free(p);
+		st_graph_free(g);
+		st_registry_free(r);
+		st_diag_free(&d);
+		return rc;
 	}
 	volatile float sink = touch_weights(p, g);
 	(void)sink;

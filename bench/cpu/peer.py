@@ -7,10 +7,15 @@ weights. bench.py drives it; each call is its own process.
                                        Strata's weights and the reference output
     peer.py torch ROW_DIR THREADS RUNS WARMUP [OUTPUT.npy]
     peer.py ort ONNX INPUT.npy THREADS RUNS WARMUP [OUTPUT.npy]
+    peer.py serve-torch ROW_DIR THREADS WARMUP
+    peer.py serve-ort ONNX INPUT.npy THREADS WARMUP
 
 The timing calls print one JSON object: the time to load the model, the
 first run, the median of RUNS runs after WARMUP untimed ones, and resident
-memory (see docs/performance.md for what each number is).
+memory (see docs/performance.md for what each number is). The serve calls
+are the peers' side of bench.py's race (load-strata --serve is Strata's):
+they load the model, run it 1 + WARMUP times, print {"ready": true}, then
+for each line N on stdin run it N times and print {"ms": [...]}.
 
 This file is also imported by bench.py for ROWS, so it imports nothing
 heavy at the top.
@@ -230,8 +235,52 @@ def run_ort(onnx_path, input_path, threads, runs, warmup, output):
     return r
 
 
+def serve(run, warmup):
+    """Bursts of timed runs on request, until stdin ends (the docstring)."""
+    for _ in range(1 + warmup):
+        run()
+    print(json.dumps({"ready": True}))
+    sys.stdout.flush()
+    for line in sys.stdin:
+        times = []
+        for _ in range(int(line)):
+            t0 = time.perf_counter()
+            run()
+            times.append((time.perf_counter() - t0) * 1e3)
+        print(json.dumps({"ms": times}))
+        sys.stdout.flush()
+
+
+def serve_torch(row_dir, threads, warmup):
+    import numpy as np
+    import torch
+    torch.set_num_threads(threads)
+    x = torch.from_numpy(np.load(os.path.join(row_dir, "input.npy")))
+    net = torch.load(os.path.join(row_dir, "model.pt")).eval()
+    with torch.inference_mode():
+        serve(lambda: net(x), warmup)
+
+
+def serve_ort(onnx_path, input_path, threads, warmup):
+    import numpy as np
+    import onnxruntime as ort
+    x = np.load(input_path)
+    opts = ort.SessionOptions()  # as run_ort
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    sess = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+    feed = {sess.get_inputs()[0].name: x}
+    serve(lambda: sess.run(None, feed)[0], warmup)
+
+
 def main(argv):
     what = argv[1] if len(argv) > 1 else ""
+    if what == "serve-torch" and len(argv) == 5:
+        serve_torch(argv[2], int(argv[3]), int(argv[4]))
+        return 0
+    if what == "serve-ort" and len(argv) == 6:
+        serve_ort(argv[2], argv[3], int(argv[4]), int(argv[5]))
+        return 0
     if what == "prepare" and len(argv) == 4:
         prepare(argv[2], argv[3])
         return 0
