@@ -34,6 +34,7 @@
 #include "config.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -618,6 +619,12 @@ swap_block(const swap_args *s, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 	int64_t mr = kr->mr, nr = kr->nr, k = g->in_per_group * g->kernel_size;
 	int64_t kc = k_div_up(k, k_div_up(k, kr->kc)), ld = s->ct_ld;
 	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
+	/* The filters (B) come from memory in a network: the first row
+	 * panels of each run fetch the next panel or block of them into L2 as
+	 * they go, one vector of each step apiece (k_tile's b_next; the tile
+	 * ignores lanes past its vectors), as k_sgemm_block does. SqueezeNet's
+	 * 512 -> 1000 classifier at 13 x 13 with its filters from memory 1.05
+	 * times faster on one thread. */
 	if (kc == k) {
 		/* One depth block: the B panel outside, so that a run of tiles
 		 * fills the same nr output rows from left to right and their
@@ -627,8 +634,11 @@ swap_block(const swap_args *s, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 		for (int64_t j = j0; j < j1; j += nr) {
 			int cols = (int)k_min64(nr, j1 - j);
 			t.b = s->b + j / nr * k * nr;
+			const float *next = k_sgemm_fetch_next && j + nr < j1 ? t.b + k * nr : NULL;
 			for (int64_t i = i0; i < i1; i += mr) {
 				t.a = s->a + i / mr * k * mr;
+				t.b_next = next;
+				t.b_next_lane = (int)k_min64((i - i0) / mr, INT_MAX);
 				kr->tile(&t);
 				store_transposed(s, buf, nr, (int)k_min64(mr, i1 - i), cols, i, j);
 			}
@@ -640,12 +650,23 @@ swap_block(const swap_args *s, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 		k_tile t = { .depth = k_min64(kc, k - pc), .load_c = !first };
 		for (int64_t jc = j0; jc < j1; jc += kr->nc) {
 			int64_t jend = k_min64(jc + kr->nc, j1);
+			/* The next block: the next columns at this depth, else the
+			 * first columns at the next depth; as many panels of it
+			 * as this block has, or fewer. */
+			int64_t next_j = jend < j1 ? jend : j0, next_pc = jend < j1 ? pc : pc + kc;
+			bool fetch = k_sgemm_fetch_next && next_pc < k;
+			int64_t next_panels = fetch ? k_div_up(k_min64(kr->nc, j1 - next_j), nr) : 0;
 			for (int64_t i = i0; i < i1; i += mr) {
 				int rows = (int)k_min64(mr, i1 - i);
 				t.a = s->a + i / mr * k * mr + pc * mr;
+				t.b_next_lane = (int)k_min64((i - i0) / mr, INT_MAX);
 				for (int64_t j = jc; j < jend; j += nr) {
 					int cols = (int)k_min64(nr, jend - j);
 					t.b = s->b + j / nr * k * nr + pc * nr;
+					int64_t panel = (j - jc) / nr;
+					t.b_next = panel < next_panels
+					           ? s->b + (next_j / nr + panel) * k * nr + next_pc * nr
+					           : NULL;
 					if (first && last) {
 						t.c = buf;
 						t.ldc = nr;

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <assert.h>
+#include <limits.h>
 #include <string.h>
 
 #include "k-nn.h"
@@ -390,9 +391,10 @@ k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t
 					};
 					/* The first row panels share the next block's panels
 					 * out, one vector of each step apiece (the tile
-					 * knows how many vectors a step has). */
-					bool fetch = next != NULL && ir / mr < 64;
-					t.b_next_lane = fetch ? (int)(ir / mr) : 0;
+					 * knows how many vectors a step has and ignores the
+					 * lanes past them). */
+					bool fetch = next != NULL;
+					t.b_next_lane = (int)k_min64(ir / mr, INT_MAX);
 					for (int64_t jr = 0; jr < nc; jr += nr) {
 						int cols = (int)k_min64(nr, nc - jr);
 						t.b = bp + jr / nr * b_step;
