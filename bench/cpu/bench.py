@@ -409,7 +409,13 @@ class Bench:
         if not self.peer_cannot("pytorch", st):
             cmds["pytorch"] = ([self.torch_python, os.path.join(HERE, "peer.py"), "serve-torch", st["dir"],
                                 str(threads), str(self.args.warmup)], self.peer_env(threads))
-        procs, out = {}, {}
+        peak_exe = os.path.join(self.build, "bench", "cpu", "peak-fma")
+        if row["kind"] == "conv" and os.access(peak_exe, os.X_OK):
+            # The FMA peak takes its turns too: a single convolution's
+            # fraction of the peak then compares two figures measured in
+            # the same spells of the machine.
+            cmds["peak"] = ([peak_exe, "--serve", "--threads", str(threads)], self.env)
+        procs, out, ready = {}, {}, {}
         for e, (cmd, env) in cmds.items():
             err = tempfile.TemporaryFile(mode="w+")
             try:
@@ -434,10 +440,10 @@ class Bench:
                 return None
 
         for e in list(procs):
-            reply(e)
+            ready[e] = reply(e)
         times = {e: [] for e in procs}
         turns = -(-self.args.runs // (RACE_BURST - 1))
-        order = [e for e in ("strata", "onnxruntime", "pytorch") if e in procs]
+        order = [e for e in ("strata", "onnxruntime", "pytorch", "peak") if e in procs]
         for turn in range(turns):
             shift = (turn + k) % max(len(order), 1)
             for e in order[shift:] + order[:shift]:
@@ -454,6 +460,9 @@ class Bench:
             err.close()
             t = times[e][:self.args.runs]
             out[e] = {"median_ms": peer.upper_median(t), "min_ms": min(t), "max_ms": max(t)}
+        if "median_ms" in out.get("peak", {}):
+            out["peak"].update(gflops=ready["peak"]["gflop"] / out["peak"]["median_ms"] * 1e3,
+                               isa=ready["peak"]["isa"])
         return out
 
     def bench_row(self, row):
@@ -476,6 +485,9 @@ class Bench:
                 solo[e] = self.peer_row(e, row, st, t, runs=solo_runs)
             races = [self.race(row, st, t, k) for k in range(self.args.rounds)]
             r = {"threads": t, "load_average": load}
+            peaks = [x["peak"]["gflops"] for x in races if x.get("peak", {}).get("gflops")]
+            if peaks:
+                r["race_peak_gflops"], r["race_peaks_gflops"] = max(peaks), peaks
             for e in engines:
                 rounds = []
                 for x in races:
@@ -497,12 +509,21 @@ class Bench:
                "runs": self.args.runs, "warmup": self.args.warmup, "load_average": r["load_average"],
                "strata_ms": ms["strata"], "onnxruntime_ms": ms["onnxruntime"], "pytorch_ms": ms["pytorch"],
                "gflop": flops / 1e9 if flops else None, "peak_gflops": peak, "weights": st.get("source")}
+        race_peak = r.get("race_peak_gflops")
+        if race_peak:
+            out.update(race_peak_gflops=race_peak, race_peaks_gflops=r["race_peaks_gflops"])
         for k in ("strata", "onnxruntime", "pytorch"):
             gflops = flops / (ms[k] * 1e6) if flops and ms[k] else None
             out[k + "_gflops"] = gflops
             if row["kind"] == "conv":
-                frac = gflops / peak if gflops and peak else None
-                out["peak_fraction" if k == "strata" else k + "_peak_fraction"] = frac
+                # Of the peak measured in the races beside the engines (the
+                # best race's, as the engines' times are); without it, of
+                # the best peak-fma run of the invocation.
+                of_race = gflops / race_peak if gflops and race_peak else None
+                of_best = gflops / peak if gflops and peak else None
+                pre = "" if k == "strata" else k + "_"
+                out[pre + "peak_fraction"] = of_race if of_race is not None else of_best
+                out[pre + "peak_fraction_of_best"] = of_best
             if r[k].get("round_medians_ms"):
                 out[k + "_round_medians_ms"] = r[k]["round_medians_ms"]
             if r[k].get("solo_median_ms") is not None:
@@ -606,18 +627,21 @@ def print_text(meta, rows):
     if meta["peak_why"]:
         print("  peak-fma failed: %s" % meta["peak_why"])
     print()
-    print("Time: median ms; ratio = Strata / peer (below 1: Strata faster); GFLOP/s and % of peak are Strata's")
-    head = "%-27s %3s %9s %9s %9s %7s %7s %7s %6s  %s" % (
-        "row", "thr", "strata", "onnxrt", "pytorch", "st/ort", "st/pt", "GFLOP/s", "%peak", "target")
+    print("Time: median ms; ratio = Strata / peer (below 1: Strata faster); GFLOP/s and % of peak are Strata's:")
+    print("%peak of the peak measured in the races beside the engines (race peak), %best of the best peak above")
+    head = "%-27s %3s %9s %9s %9s %7s %7s %7s %6s %6s %6s  %s" % (
+        "row", "thr", "strata", "onnxrt", "pytorch", "st/ort", "st/pt", "GFLOP/s", "race", "%peak", "%best",
+        "target")
     print(head)
     print("-" * len(head))
     for r in rows:
-        frac = r.get("peak_fraction")
-        print("%-27s %3d %9s %9s %9s %7s %7s %7s %6s  %s" % (
+        frac, best = r.get("peak_fraction"), r.get("peak_fraction_of_best")
+        print("%-27s %3d %9s %9s %9s %7s %7s %7s %6s %6s %6s  %s" % (
             r["label"], r["threads"], fmt(r["strata_ms"]), fmt(r["onnxruntime_ms"]), fmt(r["pytorch_ms"]),
             fmt(r["strata_vs_onnxruntime"], "%.2f"), fmt(r["strata_vs_pytorch"], "%.2f"),
-            fmt(r["strata_gflops"], "%.1f"), fmt(frac * 100 if frac is not None else None, "%.0f%%", "-"),
-            r["target"]))
+            fmt(r["strata_gflops"], "%.1f"), fmt(r.get("race_peak_gflops"), "%.1f", "-"),
+            fmt(frac * 100 if frac is not None else None, "%.0f%%", "-"),
+            fmt(best * 100 if best is not None else None, "%.0f%%", "-"), r["target"]))
     print()
     print("Agreement, once per row over every thread count: max|a-b| / max|b| against the reference"
           " (pass: every |a-b| <= 1e-3 (max|b| + |b|))")

@@ -2,7 +2,14 @@
  * many independent chains of fused multiply-adds, so that neither latency
  * nor memory limits them; AVX-512 and AVX2 are tried where the CPU has them
  * and the best is the peak that bench/cpu holds its convolutions to.
- *   peak-fma [--threads N] [--reps N] [--seconds S] [--json] */
+ *   peak-fma [--threads N] [--reps N] [--seconds S] [--json]
+ *
+ * With --serve it is the peak's side of bench.py's race instead: on
+ * exactly --threads threads, with the widest instruction set the CPU has,
+ * it calibrates runs of about --seconds (there 0.005), prints {"ready":
+ * true, "gflop": G, "isa": NAME} (G: the work of one run), then for each
+ * line N read from stdin makes N runs and prints {"ms": [...]}, the time
+ * of each, until stdin ends. */
 #include "config.h"
 
 #include <math.h>
@@ -206,16 +213,49 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: peak-fma [--threads N] [--reps N] [--seconds S] [--json]\n"
+	                "       peak-fma --serve [--threads N] [--seconds S]\n"
 	                "Measures FP32 FMA throughput on 1..N threads (default 2) with every vector\n"
 	                "instruction set the CPU has, best of --reps (default 5) runs of about --seconds\n"
 	                "(default 0.2) each.\n");
 }
 
+/* The --serve loop (above); returns 0 when stdin ends. */
+static int
+serve(int threads, double seconds)
+{
+	const isa_desc *isa = NULL;
+	for (int k = 0; k < N_ISAS && isa == NULL; k++)
+		if (isas[k].supported())
+			isa = &isas[k];
+	long n = 1 << 16;
+	double rate = 0;
+	for (int r = 0; r < 3; r++) {
+		double g = measure(isa, threads, n);
+		rate = g > rate ? g : rate;
+	}
+	long iterations = (long)(seconds * rate * 1e9 / (isa->flops_per_iteration * threads));
+	if (iterations < n)
+		iterations = n;
+	double gflop = isa->flops_per_iteration * (double)iterations * threads / 1e9;
+	printf("{\"ready\": true, \"gflop\": %.6f, \"isa\": \"%s\"}\n", gflop, isa->name);
+	fflush(stdout);
+	char line[64];
+	while (fgets(line, sizeof line, stdin) != NULL) {
+		int runs = atoi(line);
+		printf("{\"ms\": [");
+		for (int r = 0; r < runs; r++)
+			printf("%s%.4f", r ? ", " : "", gflop / measure(isa, threads, iterations) * 1e3);
+		printf("]}\n");
+		fflush(stdout);
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
-	int max_threads = 2, reps = 5, json = 0;
-	double seconds = 0.2;
+	int max_threads = 2, reps = 5, json = 0, serving = 0;
+	double seconds = 0.2, serve_seconds = 0.005;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
 			max_threads = atoi(argv[++i]);
@@ -225,6 +265,8 @@ main(int argc, char **argv)
 			seconds = atof(argv[++i]);
 		else if (strcmp(argv[i], "--json") == 0)
 			json = 1;
+		else if (strcmp(argv[i], "--serve") == 0)
+			serving = 1;
 		else {
 			usage();
 			return strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0 ? 0 : 2;
@@ -233,6 +275,12 @@ main(int argc, char **argv)
 	if (max_threads < 1 || max_threads > 64 || reps < 1 || !(seconds > 0)) {
 		usage();
 		return 2;
+	}
+	if (serving) {
+		for (int i = 1; i < argc; i++)
+			if (strcmp(argv[i], "--seconds") == 0)
+				serve_seconds = seconds;
+		return serve(max_threads, serve_seconds);
 	}
 
 	/* Iterations for about `seconds` per run, from a short calibration per
