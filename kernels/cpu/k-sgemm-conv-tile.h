@@ -16,8 +16,8 @@
  * Needs: VI (a vector of VLEN int32), MASK, VI_SET1(x), VI_IOTA() (0, 1,
  * ...), VI_ADD(a, b), VI_WRAP(row, col, w) (where col >= w: col -= w,
  * row += 1), M_INSIDE(v, lo, hi) (lanes with lo <= v < hi), M_AND(a, b),
- * M_NONE(m) (no lane set), M_ALL(m) (every lane set), V_LOADU(p), V_MASKZ_LOADU(m, p), V_MASK_STOREU(p, m, v),
- * CONV_TILE_FN.
+ * M_NONE(m) (no lane set), M_ALL(m) (every lane set), V_LOADU(p),
+ * V_MASKZ_LOADU(m, p), V_MASK_STOREU(p, m, v), CONV_TILE_FN.
  */
 
 #define NR (NV * VLEN)
