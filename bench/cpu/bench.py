@@ -449,13 +449,19 @@ class Bench:
             for e in order[shift:] + order[:shift]:
                 if e not in procs:
                     continue
-                procs[e][0].stdin.write("%d\n" % RACE_BURST)
+                try:
+                    procs[e][0].stdin.write("%d\n" % RACE_BURST)
+                except OSError:
+                    pass  # it died: reply reads its end and says why
                 r = reply(e)
                 if r is not None:
                     times[e].extend(r["ms"][1:])
                     settle(procs[e][0].pid)
         for e, (p, err) in procs.items():
-            p.stdin.close()
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
             p.wait()
             err.close()
             t = times[e][:self.args.runs]
