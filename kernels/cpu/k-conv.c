@@ -387,13 +387,10 @@ k_conv_blocked_chosen(const k_window *w, k_isa isa)
 	int on = blocked_forced;
 	/* STRATA_BLOCKED (off or on; anything else: the rule below) does what
 	 * k_conv_blocked_force does; read at prepare, where this is called. */
-	const char *env = getenv("STRATA_BLOCKED");
-	if (on < 0 && env != NULL) {
-		if (strcmp(env, "off") == 0 || strcmp(env, "0") == 0)
-			on = 0;
-		else if (strcmp(env, "on") == 0 || strcmp(env, "1") == 0)
-			on = 1;
-	}
+	static const char *const words[] = { "off", "0", "on", "1" };
+	static const int values[] = { 0, 0, 1, 1 };
+	if (on < 0)
+		on = k_env_choice("STRATA_BLOCKED", words, values, 4);
 	if (on >= 0)
 		return on;
 	if (k_winograd_forced_on(w))

@@ -1,10 +1,12 @@
-/* Small integer helpers the CPU kernel files share: sizes, blocks and
- * thread counts. */
+/* Small helpers the CPU kernel files share: sizes, blocks, thread counts
+ * and the environment variables that force a choice. */
 #ifndef STRATA_K_INT_H
 #define STRATA_K_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "st-plugin.h"
 
@@ -62,6 +64,18 @@ k_threads_used(int slots, const st_exec_ctx *ctx)
 	if (threads > slots)
 		threads = slots;
 	return threads < 1 ? 1 : threads;
+}
+
+/* What environment variable `name` asks for: values[i] where its text is
+ * words[i] (n of them), else -1 (unset, or anything else: the rule). */
+static inline int
+k_env_choice(const char *name, const char *const *words, const int *values, int n)
+{
+	const char *env = getenv(name);
+	for (int i = 0; env != NULL && i < n; i++)
+		if (strcmp(env, words[i]) == 0)
+			return values[i];
+	return -1;
 }
 
 #endif

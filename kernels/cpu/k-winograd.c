@@ -247,14 +247,9 @@ k_winograd_fits(const k_window *w)
 static int
 forced_now(void)
 {
-	const char *env = getenv("STRATA_WINOGRAD");
-	if (forced >= 0 || env == NULL)
-		return forced;
-	if (strcmp(env, "off") == 0 || strcmp(env, "0") == 0)
-		return 0;
-	if (strcmp(env, "2") == 0 || strcmp(env, "4") == 0)
-		return env[0] - '0';
-	return -1;
+	static const char *const words[] = { "off", "0", "2", "4" };
+	static const int values[] = { 0, 0, 2, 4 };
+	return forced >= 0 ? forced : k_env_choice("STRATA_WINOGRAD", words, values, 4);
 }
 
 bool

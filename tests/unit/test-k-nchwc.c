@@ -287,3 +287,37 @@ Test(k_nchwc, chosen_where_measured_faster)
 	cr_assert_not(k_conv_blocked_chosen(&grouped, k_cpu_isa()));
 	k_conv_blocked_force(-1);
 }
+
+/* STRATA_BLOCKED and STRATA_WINOGRAD do what k_conv_blocked_force and
+ * k_winograd_force do, read where the choice is made; other text leaves
+ * the rule. */
+Test(k_nchwc, the_environment_forces_as_the_calls_do)
+{
+	k_window deep = blocked_window(1, 512, 512, 7, 7, 3, 1, 1), few = blocked_window(1, 32, 64, 14, 14, 3, 1, 1);
+	k_window big = blocked_window(1, 64, 64, 56, 56, 3, 1, 1);
+	k_isa isa = k_cpu_isa();
+	bool rule_deep = k_conv_blocked_chosen(&deep, isa), rule_few = k_conv_blocked_chosen(&few, isa);
+	int rule_big = k_winograd_chosen(&big, isa);
+	cr_assert_eq(setenv("STRATA_BLOCKED", "off", 1), 0);
+	cr_assert_not(k_conv_blocked_chosen(&deep, isa));
+	cr_assert_eq(setenv("STRATA_BLOCKED", "1", 1), 0);
+	cr_assert(k_conv_blocked_chosen(&few, isa));
+	cr_assert_eq(setenv("STRATA_BLOCKED", "sideways", 1), 0);
+	cr_assert_eq(k_conv_blocked_chosen(&deep, isa), rule_deep);
+	cr_assert_eq(k_conv_blocked_chosen(&few, isa), rule_few);
+	/* A call wins over the variable. */
+	cr_assert_eq(setenv("STRATA_BLOCKED", "on", 1), 0);
+	k_conv_blocked_force(0);
+	cr_assert_not(k_conv_blocked_chosen(&few, isa));
+	k_conv_blocked_force(-1);
+	cr_assert_eq(unsetenv("STRATA_BLOCKED"), 0);
+
+	const char *texts[] = { "off", "0", "2", "4", "five" };
+	int want[] = { 0, 0, 2, 4, rule_big };
+	for (int i = 0; i < 5; i++) {
+		cr_assert_eq(setenv("STRATA_WINOGRAD", texts[i], 1), 0);
+		cr_assert_eq(k_winograd_chosen(&big, isa), want[i], "STRATA_WINOGRAD=%s", texts[i]);
+	}
+	cr_assert_eq(unsetenv("STRATA_WINOGRAD"), 0);
+	cr_assert_eq(k_winograd_chosen(&big, isa), rule_big);
+}
