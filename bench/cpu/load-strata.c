@@ -122,7 +122,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	int threads = atoi(argv[3]), runs = argc > 4 ? atoi(argv[4]) : 3;
-	int warmup = serving && runs > 0 ? runs : 0; /* WARMUP in that place */
+	int warmup = serving ? atoi(argv[4]) : 0; /* with --serve that place is WARMUP */
 	if (runs < 1)
 		runs = 1;
 	st_registry *r = st_registry_new();

@@ -254,15 +254,15 @@ serve(int threads, double seconds)
 int
 main(int argc, char **argv)
 {
-	int max_threads = 2, reps = 5, json = 0, serving = 0;
-	double seconds = 0.2, serve_seconds = 0.005;
+	int max_threads = 2, reps = 5, json = 0, serving = 0, seconds_given = 0;
+	double seconds = 0.2;
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
 			max_threads = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
 			reps = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
-			seconds = atof(argv[++i]);
+			seconds = atof(argv[++i]), seconds_given = 1;
 		else if (strcmp(argv[i], "--json") == 0)
 			json = 1;
 		else if (strcmp(argv[i], "--serve") == 0)
@@ -276,12 +276,8 @@ main(int argc, char **argv)
 		usage();
 		return 2;
 	}
-	if (serving) {
-		for (int i = 1; i < argc; i++)
-			if (strcmp(argv[i], "--seconds") == 0)
-				serve_seconds = seconds;
-		return serve(max_threads, serve_seconds);
-	}
+	if (serving)
+		return serve(max_threads, seconds_given ? seconds : 0.005);
 
 	/* Iterations for about `seconds` per run, from a short calibration per
 	 * instruction set on one thread. */

@@ -216,16 +216,23 @@ def run_torch(row_dir, threads, runs, warmup, output):
     return r
 
 
+def ort_session(onnx_path, threads):
+    """The ONNX Runtime session every timing call runs: graph optimisations
+    the default (all on), `threads` intra-op threads, one inter-op."""
+    import onnxruntime as ort
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    return ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+
+
 def run_ort(onnx_path, input_path, threads, runs, warmup, output):
     import numpy as np
     import onnxruntime as ort
     x = np.load(input_path)
-    opts = ort.SessionOptions()  # graph optimisations: the default, all on
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
     before = memory_kib("VmRSS")
     t0 = time.perf_counter()
-    sess = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+    sess = ort_session(onnx_path, threads)
     load = (time.perf_counter() - t0) * 1e3
     feed = {sess.get_inputs()[0].name: x}
     y, r = time_runs(lambda: sess.run(None, feed)[0], runs, warmup)
@@ -263,12 +270,8 @@ def serve_torch(row_dir, threads, warmup):
 
 def serve_ort(onnx_path, input_path, threads, warmup):
     import numpy as np
-    import onnxruntime as ort
     x = np.load(input_path)
-    opts = ort.SessionOptions()  # as run_ort
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    sess = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+    sess = ort_session(onnx_path, threads)
     feed = {sess.get_inputs()[0].name: x}
     serve(lambda: sess.run(None, feed)[0], warmup)
 
