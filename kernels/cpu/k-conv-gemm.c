@@ -37,6 +37,9 @@
 #include <limits.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX2)
+#include <immintrin.h>
+#endif
 
 #include "k-conv-gemm.h"
 #include "k-int.h"
@@ -540,6 +543,7 @@ typedef struct swap_args {
 	int split;             /* the product in chunks of row panels, column panels or tiles (SPLIT_) */
 	bool clamp;            /* each output clamped to [lo, hi] as it is stored (k_post_clamp) */
 	float lo, hi;
+	bool vector_store;     /* store_transposed8_avx2 may run */
 } swap_args;
 
 /* Channels [c0, c1) of the padded image: zeros around the input. */
@@ -583,6 +587,56 @@ swap_pack_range(void *arg, int64_t t0, int64_t t1)
 	}
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX2)
+/*
+ * Eight rows of a finished tile into the output eight columns at a time,
+ * each 8 x 8 block transposed in registers: a channel's eight positions
+ * become one vector, stored whole. The scalar loop below did one element
+ * at a time, a column's eight apart by `ld`: 2.5 % of SqueezeNet's time
+ * (its 512 -> 1000 classifier at 13 x 13) went to it. The bias and the
+ * clamp are the scalar loop's operations in its order (max(lo, v) keeps a
+ * NaN as v < lo ? lo : v does), so that the two agree to the bit. Returns
+ * the columns done: every whole eight of them.
+ */
+__attribute__((target("avx2,fma"))) static int
+store_transposed8_avx2(const swap_args *s, const float *src, int64_t ld, int cols, int64_t i, int64_t j)
+{
+	int64_t positions = s->g->out_size;
+	int q = 0;
+	for (; q + 8 <= cols; q += 8) {
+		__m256 r[8], t[8];
+		for (int k = 0; k < 8; k++)
+			r[k] = _mm256_loadu_ps(src + k * ld + q);
+		for (int k = 0; k < 8; k += 2) {
+			t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+			t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+		}
+		for (int k = 0; k < 8; k += 4) {
+			r[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
+			r[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xee);
+			r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+			r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xee);
+		}
+		/* r[k] (k < 4): column k of rows 0-3, then column k + 4 of
+		 * them; r[k + 4] the same of rows 4-7. */
+		for (int k = 0; k < 4; k++) {
+			t[k] = _mm256_permute2f128_ps(r[k], r[k + 4], 0x20);
+			t[k + 4] = _mm256_permute2f128_ps(r[k], r[k + 4], 0x31);
+		}
+		/* t[k] is column k: channel j + q + k at the eight positions. */
+		for (int k = 0; k < 8; k++) {
+			__m256 v = _mm256_add_ps(t[k], _mm256_set1_ps(s->bias ? s->bias[j + q + k] : 0.0f));
+			if (s->clamp) {
+				v = _mm256_max_ps(_mm256_set1_ps(s->lo), v);
+				v = _mm256_min_ps(_mm256_set1_ps(s->hi), v);
+			}
+			_mm256_storeu_ps(s->y + (j + q + k) * positions + i, v);
+		}
+	}
+	return q;
+}
+#endif
+
 /* A finished tile (rows x cols of src, `ld` floats a row) transposed into
  * the output from position i and channel j on, with the bias (and the
  * clamp). */
@@ -590,7 +644,12 @@ static void
 store_transposed(const swap_args *s, const float *src, int64_t ld, int rows, int cols, int64_t i, int64_t j)
 {
 	int64_t positions = s->g->out_size;
-	for (int q = 0; q < cols; q++) {
+	int q = 0;
+#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX2)
+	if (rows == 8 && s->vector_store)
+		q = store_transposed8_avx2(s, src, ld, cols, i, j);
+#endif
+	for (; q < cols; q++) {
 		float add = s->bias ? s->bias[j + q] : 0.0f, *d = s->y + (j + q) * positions + i;
 		if (s->clamp) {
 			for (int r = 0; r < rows; r++)
@@ -718,6 +777,7 @@ swap_run(const k_geometry *g, const k_gemm_kernel *kr, const float *x, const flo
 	float *base = scratch;
 	swap_args s = { .g = g, .kr = kr, .weights = weights, .bias = bias };
 	s.clamp = k_post_clamp(post, &s.lo, &s.hi);
+	s.vector_store = k_cpu_isa() == K_ISA_AVX2 || k_cpu_isa() == K_ISA_AVX512;
 	s.b = b_packed ? (float *)b_packed : base;
 	float *next = base + (b_packed ? 0 : swap_b_floats(g));
 	if (swap_padded(g)) {

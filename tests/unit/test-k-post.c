@@ -95,6 +95,10 @@ Test(k_post, every_path_every_level)
 		{ "5x5 grouped", 16, 32, 2, 13, 11, 5, 1, 1, 2 },
 		{ "3x3 512 at 7x7 (swap, Winograd)", 64, 96, 1, 7, 7, 3, 1, 1, 1 },
 		{ "1x1 at 7x7 (swap)", 96, 128, 1, 7, 7, 1, 1, 1, 0 },
+		/* 63 positions (7 whole row panels of 8 and 7 rows), 92 filters
+		 * (a panel and 44, five 8-column blocks and 4): the transposing
+		 * store's vector and scalar parts. */
+		{ "1x1 at 7x9 (swap, part panels)", 40, 92, 1, 7, 9, 1, 1, 1, 0 },
 		{ "3x3 64 at 28x28 (Winograd)", 64, 64, 1, 28, 28, 3, 1, 1, 1 },
 		{ "3x3 depthwise", 24, 24, 24, 19, 17, 3, 1, 1, 1 },
 		{ "3x3 depthwise stride 2", 24, 24, 24, 20, 21, 3, 2, 1, 1 },
