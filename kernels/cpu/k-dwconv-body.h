@@ -924,7 +924,7 @@ DW_NAME(few_block)(const few_plan *p, const float *band, const float *weights, c
 	}
 	DW_UNROLL
 	for (int o = 0; o < outs; o++) {
-		float *dst = out + (oc0 + o) * g->out_size + ow;
+		float *dst = out + (oc0 + o) * p->out_plane + ow;
 		DW_UNROLL
 		for (int b = 0; b < blocks; b++) {
 			if (partial) {
@@ -966,7 +966,7 @@ DW_NAME(few_row)(const few_plan *p, const float *band, const float *weights, con
                  int outs, int64_t oh, int64_t oh0, int64_t step, float *out)
 {
 	int64_t width = p->g.out[2], ow = 0;
-	float *row = out + oh * width;
+	float *row = out + (oh - p->out_row0) * width;
 #if DW_FEW_BLOCKS >= 3
 	for (; ow + 3 * L <= width; ow += 3 * L)
 		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 3, step, oh - oh0, ow, L, L, 0, row);
@@ -986,7 +986,7 @@ DW_NAME(few_ends)(const few_plan *p, const float *band, const float *weights, co
 {
 	const k_geometry *g = &p->g;
 	int64_t width = g->out[2], in_bstride = g->stride[1] * p->row_floats;
-	float *row = out + oh * width;
+	float *row = out + (oh - p->out_row0) * width;
 	for (; ow < width; ow += L) {
 		int64_t partial = width - ow < L ? width - ow : 0;
 #if DW_FEW_BLOCKS >= 3
@@ -1041,6 +1041,20 @@ DW_NAME(few_rows)(const few_plan *p, const float *band, const float *weights, co
 	}
 }
 
+/* Output rows [oh0, oh1) (at most p->band of them) of every channel of
+ * one sample (in: its first input channel) into out, by way of the padded
+ * input rows copied into band. */
+static DW_TARGET void
+DW_NAME(few_compute)(const few_plan *p, const float *in, const float *weights, const float *bias, int64_t oh0,
+                     int64_t oh1, float *band, float *out)
+{
+	DW_NAME(few_fill)(p, in, oh0, oh1, band);
+	if (p->g.stride[2] == 1)
+		DW_NAME(few_rows)(p, band, weights, bias, oh0, oh1, 1, out);
+	else
+		DW_NAME(few_rows)(p, band, weights, bias, oh0, oh1, 2, out);
+}
+
 /* Chunks [c0, c1) of the tasks (sample, band of output rows), chunk c with
  * scratch slot c. */
 static DW_TARGET void
@@ -1055,12 +1069,9 @@ DW_NAME(few_chunks)(void *arg, int64_t c0, int64_t c1)
 		for (int64_t t = t0; t < t1; t++) {
 			int64_t n = t / p->bands, oh0 = t % p->bands * p->band;
 			int64_t oh1 = oh0 + p->band < g->out[1] ? oh0 + p->band : g->out[1];
-			DW_NAME(few_fill)(p, a->x + n * g->in_channels * g->in_size, oh0, oh1, band);
 			float *out = a->y + n * g->out_channels * g->out_size;
-			if (g->stride[2] == 1)
-				DW_NAME(few_rows)(p, band, a->weights, a->bias, oh0, oh1, 1, out);
-			else
-				DW_NAME(few_rows)(p, band, a->weights, a->bias, oh0, oh1, 2, out);
+			DW_NAME(few_compute)(p, a->x + n * g->in_channels * g->in_size, a->weights, a->bias, oh0, oh1, band,
+			                     out);
 			/* Rows [oh0, oh1) of every channel: a flat window has depth 1. */
 			k_post_block(a->post, out, g->out_size, 0, g->out_channels, oh0 * g->out[2], oh1 * g->out[2]);
 		}

@@ -300,6 +300,10 @@ typedef struct few_plan {
 	 * floats; 0 at stride 1. */
 	int64_t phase;
 	size_t slot_floats;     /* in_channels x band_rows x row_floats */
+	/* Where output row oh of channel c goes: (oh - out_row0) x out[2] +
+	 * c x out_plane floats into the output given; 0 and the output's
+	 * plane, except into a band of rows (k_conv_pool_direct). */
+	int64_t out_plane, out_row0;
 } few_plan;
 
 typedef struct few_args {
@@ -354,6 +358,8 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 	p->band = k_div_up(g->out[1], bands);
 	p->bands = k_div_up(g->out[1], p->band);
 	p->tasks = g->batch * p->bands;
+	p->out_plane = g->out_size;
+	p->out_row0 = 0;
 }
 
 /* ---- the variants ---- */
@@ -414,6 +420,9 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #undef DW_FEW_BLOCKS
 #undef DW_MASKED_LOADS
 
+typedef void (*few_compute_fn)(const few_plan *p, const float *in, const float *weights, const float *bias,
+                               int64_t oh0, int64_t oh1, float *band, float *out);
+
 typedef struct direct_variant {
 	const char *name;
 	int lanes; /* floats per vector */
@@ -421,17 +430,19 @@ typedef struct direct_variant {
 	st_range_fn dw_chunks;  /* over chunks of those planes, copied first */
 	st_range_fn dw_lanes;   /* over chunks of blocks of channels (dw_lanes_plan) */
 	st_range_fn few_chunks; /* over chunks of the first-layer tasks */
+	few_compute_fn few_compute; /* one band of first-layer rows */
 } direct_variant;
 
 /* Indexed by k_isa; a level this build lacks has no entry. */
 static const direct_variant variants[K_ISA_COUNT] = {
 	[K_ISA_PORTABLE] = { "portable", 4, dw_planes_portable, dw_chunks_portable, dw_lanes_portable,
-	                     few_chunks_portable },
+	                     few_chunks_portable, few_compute_portable },
 #if DW_X86 && defined(K_HAVE_AVX2)
-	[K_ISA_AVX2] = { "avx2", 8, dw_planes_avx2, dw_chunks_avx2, dw_lanes_avx2, few_chunks_avx2 },
+	[K_ISA_AVX2] = { "avx2", 8, dw_planes_avx2, dw_chunks_avx2, dw_lanes_avx2, few_chunks_avx2, few_compute_avx2 },
 #endif
 #if DW_X86 && defined(K_HAVE_AVX512)
-	[K_ISA_AVX512] = { "avx512", 16, dw_planes_avx512, dw_chunks_avx512, dw_lanes_avx512, few_chunks_avx512 },
+	[K_ISA_AVX512] = { "avx512", 16, dw_planes_avx512, dw_chunks_avx512, dw_lanes_avx512, few_chunks_avx512,
+	                   few_compute_avx512 },
 #endif
 };
 
@@ -547,4 +558,189 @@ k_conv_direct_post(const k_window *w, const float *x, const float *weights, cons
                    void *scratch, int slots, const k_post *post, const st_exec_ctx *ctx)
 {
 	k_conv_direct_post_with(k_cpu_isa(), w, x, weights, bias, y, scratch, slots, post, ctx);
+}
+
+/* ---- a first layer and the max pooling after it, band by band ---- */
+
+/*
+ * A network's first convolution writes the largest tensor of the network
+ * (ResNet-18's 64 x 112 x 112, 3.2 MB), which its max pooling reads back
+ * at once. Written whole it leaves L2 for L3 or memory and comes back; here
+ * the convolution's rows are computed into a buffer of a few rows that
+ * stays in L2, pooled from there, and the buffer slides down the image:
+ * the rows the next band of pooled rows shares with this one move to its
+ * top instead of being computed again.
+ */
+
+/* Bytes of convolution output rows one thread keeps (every channel). */
+#define FEW_POOL_BUFFER_BYTES (256 * 1024)
+
+typedef struct few_pool_plan {
+	few_plan few;         /* the convolution's, computed at most few.band rows at a time */
+	k_geometry pg;        /* the pooling's, over the whole convolution output */
+	int64_t rows;         /* convolution rows the buffer holds: what `band` pooled rows read at most */
+	int64_t band;         /* pooled rows per band */
+	size_t slot_floats;   /* few.slot_floats, then the buffer (out_channels x rows x out width) */
+} few_pool_plan;
+
+/* The convolution rows [*r0, *r1) the pooled rows [ph0, ph1) read. */
+static void
+few_pool_rows(const few_pool_plan *q, int64_t ph0, int64_t ph1, int64_t *r0, int64_t *r1)
+{
+	const k_geometry *pg = &q->pg;
+	int64_t span = (pg->kernel[1] - 1) * pg->dilation[1] + 1, height = q->few.g.out[1];
+	*r0 = k_clamp64(ph0 * pg->stride[1] - pg->pad[1], 0, height);
+	*r1 = k_clamp64((ph1 - 1) * pg->stride[1] - pg->pad[1] + span, 0, height);
+}
+
+bool
+k_conv_pool_fits(const k_window *w, const k_window *pool, k_pool_mode mode)
+{
+	if (mode != K_POOL_MAX || k_conv_direct_chosen(w) != K_DIRECT_FEW_CHANNELS || w->spatial != 2 ||
+	    pool->spatial != 2 || pool->batch != w->batch || pool->in_channels != w->out_channels ||
+	    pool->out_channels != w->out_channels || pool->in[0] != w->out[0] || pool->in[1] != w->out[1])
+		return false;
+	k_geometry pg;
+	k_geometry_expand(pool, &pg);
+	/* Every window holds a convolution row and a column (a window wholly
+	 * in the padding is another matter). */
+	for (int i = 1; i < 3; i++) {
+		int64_t span = (pg.kernel[i] - 1) * pg.dilation[i] + 1;
+		if (pg.out[i] < 1 || pg.stride[i] < 1 || pg.dilation[i] < 1 || pg.pad[i] < 0 || pg.pad[i] >= span ||
+		    (pg.out[i] - 1) * pg.stride[i] - pg.pad[i] >= pg.in[i])
+			return false;
+	}
+	return true;
+}
+
+static void
+few_pool_plan_make(const k_window *w, const k_window *pool, few_pool_plan *q)
+{
+	few_plan_make(w, 1, &q->few);
+	k_geometry_expand(pool, &q->pg);
+	const k_geometry *pg = &q->pg;
+	int64_t row_bytes = q->few.g.out_channels * q->few.g.out[2] * (int64_t)sizeof(float);
+	int64_t span = (pg->kernel[1] - 1) * pg->dilation[1] + 1;
+	q->band = 1;
+	while (q->band < pg->out[1] && (q->band * pg->stride[1] + span) * row_bytes <= FEW_POOL_BUFFER_BYTES)
+		q->band++;
+	q->rows = (q->band - 1) * pg->stride[1] + span;
+	q->slot_floats = q->few.slot_floats + (size_t)(q->few.g.out_channels * q->rows * q->few.g.out[2]);
+}
+
+size_t
+k_conv_pool_scratch_bytes(const k_window *w, const k_window *pool, int slots)
+{
+	if (!k_conv_pool_fits(w, pool, K_POOL_MAX))
+		return 0;
+	few_pool_plan q;
+	few_pool_plan_make(w, pool, &q);
+	return q.slot_floats * sizeof(float) * (size_t)(slots < 1 ? 1 : slots);
+}
+
+typedef struct few_pool_args {
+	const few_pool_plan *q;
+	few_compute_fn compute;
+	const float *x, *weights, *bias;
+	const k_post *post;
+	float *y;
+	float *scratch;
+	int64_t chunks;
+} few_pool_args;
+
+/* Pooled rows [ph_a, ph_b) of sample n, band by band, with slot `slot`. */
+static void
+few_pool_sample(const few_pool_args *a, int64_t n, int64_t ph_a, int64_t ph_b, float *slot)
+{
+	const few_pool_plan *q = a->q;
+	const k_geometry *g = &q->few.g, *pg = &q->pg;
+	float *band = slot, *buf = slot + q->few.slot_floats;
+	int64_t width = g->out[2], plane = q->rows * width, channels = g->out_channels;
+	few_plan fp = q->few;
+	fp.out_plane = plane;
+	const float *in = a->x + n * g->in_channels * g->in_size;
+	float *out = a->y + n * channels * pg->out_size;
+	int64_t have0 = 0, have1 = 0; /* the convolution rows in buf, from its first row */
+	for (int64_t ph0 = ph_a; ph0 < ph_b; ph0 += q->band) {
+		int64_t ph1 = ph0 + q->band < ph_b ? ph0 + q->band : ph_b, r0, r1;
+		few_pool_rows(q, ph0, ph1, &r0, &r1);
+		int64_t from = r0;
+		if (r0 >= have0 && r0 < have1 && have1 <= r1) {
+			/* Rows the last band computed move to the top. */
+			if (r0 > have0) {
+				for (int64_t c = 0; c < channels; c++)
+					memmove(buf + c * plane, buf + c * plane + (r0 - have0) * width,
+					        (size_t)((have1 - r0) * width) * sizeof *buf);
+			}
+			from = have1;
+		}
+		fp.out_row0 = r0;
+		for (int64_t oh = from; oh < r1; oh += q->few.band) {
+			int64_t oh1 = oh + q->few.band < r1 ? oh + q->few.band : r1;
+			a->compute(&fp, in, a->weights, a->bias, oh, oh1, band, buf);
+		}
+		if (from < r1)
+			k_post_block(a->post, buf, plane, 0, channels, (from - r0) * width, (r1 - r0) * width);
+		have0 = r0, have1 = r1;
+		/* The pooling of rows [ph0, ph1) over the buffer's rows: its
+		 * windows start pad_begin earlier than ph * stride - pad, in rows
+		 * of the buffer. */
+		k_window sub = { .spatial = 2, .batch = 1, .in_channels = channels, .out_channels = channels,
+			         .groups = 1 };
+		sub.in[0] = r1 - r0, sub.in[1] = pg->in[2];
+		sub.out[0] = ph1 - ph0, sub.out[1] = pg->out[2];
+		for (int i = 0; i < 2; i++) {
+			sub.kernel[i] = pg->kernel[1 + i];
+			sub.stride[i] = pg->stride[1 + i];
+			sub.dilation[i] = pg->dilation[1 + i];
+		}
+		sub.pad_begin[0] = r0 + pg->pad[1] - ph0 * pg->stride[1];
+		sub.pad_begin[1] = pg->pad[2], sub.pad_end[1] = pg->pad_end[2];
+		k_pool_strided(&sub, K_POOL_MAX, false, buf, plane, out + ph0 * pg->out[2], pg->out_size);
+	}
+}
+
+/* Chunks [c0, c1) of the pooled rows of every sample, chunk c with slot c. */
+static void
+few_pool_chunks(void *arg, int64_t c0, int64_t c1)
+{
+	const few_pool_args *a = arg;
+	const few_pool_plan *q = a->q;
+	int64_t height = q->pg.out[1], units = q->few.g.batch * height;
+	for (int64_t c = c0; c < c1; c++) {
+		float *slot = a->scratch + (size_t)c * q->slot_floats;
+		int64_t u0 = c * units / a->chunks, u1 = (c + 1) * units / a->chunks;
+		while (u0 < u1) {
+			int64_t n = u0 / height, end = (n + 1) * height < u1 ? (n + 1) * height : u1;
+			few_pool_sample(a, n, u0 - n * height, end - n * height, slot);
+			u0 = end;
+		}
+	}
+}
+
+bool
+k_conv_pool_direct_with(k_isa isa, const k_window *w, const k_window *pool, const float *x, const float *weights,
+                        const float *bias, float *y, void *scratch, int slots, const k_post *post,
+                        const st_exec_ctx *ctx)
+{
+	if (post != NULL && !post->on)
+		post = NULL;
+	if (!k_cpu_isa_supported(isa) || variants[isa].few_compute == NULL || !k_conv_pool_fits(w, pool, K_POOL_MAX))
+		return false;
+	few_pool_plan q;
+	few_pool_plan_make(w, pool, &q);
+	few_pool_args a = { .q = &q, .compute = variants[isa].few_compute, .x = x, .weights = weights, .bias = bias,
+		            .post = post, .y = y, .scratch = scratch };
+	int64_t units = q.few.g.batch * q.pg.out[1], threads = k_threads_used(slots, ctx);
+	a.chunks = units < threads ? units : threads;
+	k_parallel_for(ctx, a.chunks, 1, few_pool_chunks, &a);
+	return true;
+}
+
+bool
+k_conv_pool_direct(const k_window *w, const k_window *pool, const float *x, const float *weights,
+                   const float *bias, float *y, void *scratch, int slots, const k_post *post,
+                   const st_exec_ctx *ctx)
+{
+	return k_conv_pool_direct_with(k_cpu_isa(), w, pool, x, weights, bias, y, scratch, slots, post, ctx);
 }

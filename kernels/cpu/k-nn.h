@@ -317,6 +317,33 @@ bool k_pool_with(k_isa isa, const k_window *g, k_pool_mode mode, bool count_incl
                  float *y, const st_exec_ctx *ctx);
 void k_pool_general(const k_window *g, k_pool_mode mode, bool count_include_pad, const float *x, float *y,
                     const st_exec_ctx *ctx);
+/* k_pool on one thread over planes that lie x_plane and y_plane floats
+ * apart (at least in_size and out_size of g): the same rows of every
+ * channel of an image, say. */
+void k_pool_strided(const k_window *g, k_pool_mode mode, bool count_include_pad, const float *x, int64_t x_plane,
+                    float *y, int64_t y_plane);
+
+/* ---- k-dwconv.c: a first layer and the max pooling after it ----
+ *
+ * Convolution w, with post applied to its output, and then `pool` (a
+ * pooling over that output) in one pass, band by band: the convolution's
+ * rows go to a buffer of a few rows in the scratch, which stays in L2, are
+ * pooled from there, and the whole convolution output is never written.
+ * k_conv_pool_fits: the first-layer kernel's convolutions (k_conv_direct_
+ * chosen gives K_DIRECT_FEW_CHANNELS), 2-D, with a max pooling whose every
+ * window holds an input row and column. y is the pooled output; the
+ * scratch is k_conv_pool_scratch_bytes (0 where it does not fit). The
+ * calls return false, computing nothing, where it does not fit (or this
+ * CPU lacks isa).
+ */
+bool k_conv_pool_fits(const k_window *w, const k_window *pool, k_pool_mode mode);
+size_t k_conv_pool_scratch_bytes(const k_window *w, const k_window *pool, int slots);
+bool k_conv_pool_direct(const k_window *w, const k_window *pool, const float *x, const float *weights,
+                        const float *bias, float *y, void *scratch, int slots, const k_post *post,
+                        const st_exec_ctx *ctx);
+bool k_conv_pool_direct_with(k_isa isa, const k_window *w, const k_window *pool, const float *x,
+                             const float *weights, const float *bias, float *y, void *scratch, int slots,
+                             const k_post *post, const st_exec_ctx *ctx);
 
 /* Global pooling over planes of `size` elements: y[p] = max or mean of plane p. */
 void k_global_pool_ref(int64_t planes, int64_t size, k_pool_mode mode, const float *x, float *y);

@@ -189,8 +189,8 @@ PB_NAME(pool_planes)(void *arg, int64_t p0, int64_t p1)
 	h_hi = h_hi < g->out[1] ? h_hi : g->out[1];
 	const tap_range full = { 0, kh, kh };
 	for (int64_t plane = p0; plane < p1; plane++) {
-		const float *in = a->x + plane * g->in_size;
-		float *out = a->y + plane * g->out_size;
+		const float *in = a->x + plane * a->x_plane;
+		float *out = a->y + plane * a->y_plane;
 		for (int64_t oh0 = 0; oh0 < g->out[1]; oh0 += group) {
 			int64_t oh1 = oh0 + group < g->out[1] ? oh0 + group : g->out[1];
 			for (int64_t oh = oh0; oh < oh1; oh++) {

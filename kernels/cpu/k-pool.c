@@ -140,6 +140,7 @@ typedef struct pool_args {
 	bool count_include_pad;
 	const float *x;
 	float *y;
+	int64_t x_plane, y_plane; /* floats from one plane to the next: in_size and out_size, or more */
 } pool_args;
 
 /* One window's result from a reduced row acc, whose first tap would read
@@ -208,8 +209,8 @@ pool_range(void *arg, int64_t p0, int64_t p1)
 	const tap_range full = { 0, g->kernel[2], g->kernel[2] };
 	w_lo = w_lo > w_hi ? w_hi : w_lo;
 	for (int64_t plane = p0; plane < p1; plane++) {
-		const float *in = a->x + plane * g->in_size;
-		float *out = a->y + plane * g->out_size;
+		const float *in = a->x + plane * a->x_plane;
+		float *out = a->y + plane * a->y_plane;
 		for (int64_t od = 0; od < g->out[0]; od++) {
 			tap_range rd = taps(g, 0, od);
 			int64_t id0 = od * g->stride[0] - g->pad[0];
@@ -276,6 +277,7 @@ k_pool_general(const k_window *w, k_pool_mode mode, bool count_include_pad, cons
 {
 	pool_args a = { .mode = mode, .count_include_pad = count_include_pad, .x = x, .y = y };
 	k_geometry_expand(w, &a.g);
+	a.x_plane = a.g.in_size, a.y_plane = a.g.out_size;
 	k_parallel_for(ctx, a.g.batch * a.g.in_channels, pool_grain(&a.g), pool_range, &a);
 }
 
@@ -412,10 +414,26 @@ k_pool_with(k_isa isa, const k_window *w, k_pool_mode mode, bool count_include_p
 {
 	pool_fast_args a = { .mode = mode, .count_include_pad = count_include_pad, .x = x, .y = y };
 	k_geometry_expand(w, &a.g);
+	a.x_plane = a.g.in_size, a.y_plane = a.g.out_size;
 	if (!k_cpu_isa_supported(isa) || variants[isa].pool_planes == NULL || !pool_fast_fits(&a.g))
 		return false;
 	k_parallel_for(ctx, a.g.batch * a.g.in_channels, pool_grain(&a.g), variants[isa].pool_planes, &a);
 	return true;
+}
+
+void
+k_pool_strided(const k_window *w, k_pool_mode mode, bool count_include_pad, const float *x, int64_t x_plane,
+               float *y, int64_t y_plane)
+{
+	pool_args a = { .mode = mode, .count_include_pad = count_include_pad, .x = x, .y = y, .x_plane = x_plane,
+		        .y_plane = y_plane };
+	k_geometry_expand(w, &a.g);
+	k_isa isa = k_cpu_isa();
+	int64_t planes = a.g.batch * a.g.in_channels;
+	if (variants[isa].pool_planes != NULL && pool_fast_fits(&a.g))
+		variants[isa].pool_planes(&a, 0, planes);
+	else
+		pool_range(&a, 0, planes);
 }
 
 void

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "k-nhwc.h"
@@ -33,6 +34,15 @@ typedef struct window_state {
 	/* Channels last (std_conv_choose_layout): the pointwise product or the
 	 * depthwise loops of k-nhwc.h, with packed filters for them. */
 	bool nhwc;
+	/* A pooling computed after the convolution (L->pool, ABI 2.5): its
+	 * window and kind; band by band with the first-layer kernel
+	 * (k_conv_pool_direct) where that fits, else the convolution into the
+	 * scratch (unpooled_floats of it, then the convolution's own) and the
+	 * pooling from there. */
+	bool pooled;
+	bool pool_banded;
+	k_window pool;
+	size_t unpooled_floats;
 } window_state;
 
 /* STRATA_KERNELS=reference runs the reference kernels instead of the fast
@@ -375,6 +385,47 @@ conv_post(const st_exec_layer *L)
 	return post;
 }
 
+static int pool_window_of(st_exec_layer *L, const st_host_api *api, window_state *s);
+
+/* The pooling the host gave L to compute after it (ABI 2.5), or NULL; an
+ * earlier host's st_exec_layer has no such member. */
+static const st_exec_layer *
+fused_pool(const st_exec_layer *L, const st_host_api *api)
+{
+	if (api->size < offsetof(st_host_api, abi_minor) + sizeof api->abi_minor || api->abi_minor < 5)
+		return NULL;
+	return L->pool;
+}
+
+/* Prepares the pooling after L's convolution (window s->w): its window in
+ * s->pool, and the scratch the two need. */
+static int
+conv_pool_prepare(st_exec_layer *L, const st_host_api *api, window_state *s)
+{
+	st_exec_layer *P = (st_exec_layer *)fused_pool(L, api); /* only read, and failed through */
+	window_state ps = { 0 };
+	if (pool_window_of(P, api, &ps) != 0)
+		return -1;
+	s->pooled = true;
+	s->pool = ps.w;
+	s->pool_mode = ps.pool_mode;
+	s->count_include_pad = ps.count_include_pad;
+	s->pool_banded = !s->reference && !s->nhwc && s->packed == NULL &&
+	                 k_conv_pool_fits(&s->w, &s->pool, s->pool_mode);
+	if (s->pool_banded) {
+		L->scratch_bytes = k_conv_pool_scratch_bytes(&s->w, &s->pool, s->slots);
+		return 0;
+	}
+	int64_t n = 1;
+	for (int i = 0; i < L->outputs[0].shape.rank; i++)
+		n *= L->outputs[0].shape.dims[i];
+	/* Whole cache lines, so that the convolution's scratch after it stays
+	 * 64-byte aligned. */
+	s->unpooled_floats = (size_t)(n + 15) / 16 * 16;
+	L->scratch_bytes += s->unpooled_floats * sizeof(float);
+	return 0;
+}
+
 int
 std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 {
@@ -416,6 +467,10 @@ std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 		L->scratch_bytes = k_conv_packed_scratch_bytes(&w, s->slots);
 	else
 		L->scratch_bytes = k_conv_scratch_bytes(&w, s->slots);
+	s->pooled = s->pool_banded = false;
+	s->unpooled_floats = 0;
+	if (fused_pool(L, api) != NULL)
+		return conv_pool_prepare(L, api, s);
 	return 0;
 }
 
@@ -424,20 +479,35 @@ std_conv_run(st_exec_layer *L, const st_exec_ctx *ctx)
 {
 	const window_state *s = L->state;
 	const float *bias = L->params[CONV_BIAS].b ? L->weights[1].data : NULL;
+	if (s->pool_banded) {
+		k_conv_pool_direct(&s->w, &s->pool, L->inputs[0].data, L->weights[0].data, bias, L->pool->outputs[0].data,
+		                   L->scratch, s->slots, &s->post, ctx);
+		return 0;
+	}
+	/* With a fused pooling the convolution's output goes to the scratch,
+	 * and its own scratch after it. */
+	float *out = s->pooled ? L->scratch : L->outputs[0].data;
+	void *scratch = s->pooled ? (float *)L->scratch + s->unpooled_floats : L->scratch;
 	if (s->reference) {
-		k_conv_ref(&s->w, L->inputs[0].data, L->weights[0].data, bias, L->outputs[0].data);
+		k_conv_ref(&s->w, L->inputs[0].data, L->weights[0].data, bias, out);
 		int64_t n = 1;
 		for (int i = 0; i < L->outputs[0].shape.rank; i++)
 			n *= L->outputs[0].shape.dims[i];
-		k_post_planes(&s->post, L->outputs[0].data, n, 0, 1);
+		k_post_planes(&s->post, out, n, 0, 1);
 	} else if (s->nhwc && pointwise(&s->w)) {
 		k_pointwise_nhwc(positions(&s->w), s->w.in_channels, s->w.out_channels, L->inputs[0].data, s->packed,
-		                 bias, L->outputs[0].data, L->scratch, s->slots, &s->post, ctx);
+		                 bias, out, scratch, s->slots, &s->post, ctx);
 	} else if (s->nhwc) {
-		k_dwconv_nhwc(&s->w, L->inputs[0].data, s->packed, bias, L->outputs[0].data, &s->post, ctx);
+		k_dwconv_nhwc(&s->w, L->inputs[0].data, s->packed, bias, out, &s->post, ctx);
 	} else {
-		k_conv_packed_post(&s->w, L->inputs[0].data, L->weights[0].data, s->packed, bias, L->outputs[0].data,
-		                   L->scratch, s->slots, &s->post, ctx);
+		k_conv_packed_post(&s->w, L->inputs[0].data, L->weights[0].data, s->packed, bias, out, scratch, s->slots,
+		                   &s->post, ctx);
+	}
+	if (s->pooled) {
+		if (s->reference)
+			k_pool_ref(&s->pool, s->pool_mode, s->count_include_pad, out, L->pool->outputs[0].data);
+		else
+			k_pool(&s->pool, s->pool_mode, s->count_include_pad, out, L->pool->outputs[0].data, ctx);
 	}
 	return 0;
 }
@@ -579,8 +649,9 @@ static const window_params pool_window = {
 	.padding = POOL_PADDING, .pads = POOL_PADS,
 };
 
+/* The window of pooling layer L (its shapes checked) and its kind, into s. */
 static int
-pool_prepare(st_exec_layer *L, const st_host_api *api)
+pool_window_of(st_exec_layer *L, const st_host_api *api, window_state *s)
 {
 	k_window w;
 	int spatial = image_tensors(L, api);
@@ -593,11 +664,19 @@ pool_prepare(st_exec_layer *L, const st_host_api *api)
 	}
 	if (window_sizes(L, api, (int)L->params[POOL_PADDING].i, L->params[POOL_CEIL_MODE].b, &w) != 0)
 		return -1;
-	window_state *s = state_of(L);
 	s->w = w;
-	s->reference = reference_wanted();
 	s->pool_mode = L->params[POOL_MODE].i == POOLING_MAX ? K_POOL_MAX : K_POOL_AVG;
 	s->count_include_pad = L->params[POOL_COUNT_INCLUDE_PAD].b;
+	return 0;
+}
+
+static int
+pool_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	window_state *s = state_of(L);
+	if (pool_window_of(L, api, s) != 0)
+		return -1;
+	s->reference = reference_wanted();
 	L->scratch_bytes = 0;
 	return 0;
 }
@@ -680,7 +759,7 @@ global_pool_choose_layout(const st_exec_layer *L)
 
 const st_impl_desc std_conv_impls[] = {
 	{ .layer = "convolution", .backend = "cpu", .layouts = CPU_NCHW_NHWC, .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32),
-	  .flags = ST_IMPL_FUSES_RELU_CLIP | ST_IMPL_CHOOSES_LAYOUT, .prepare = std_conv_prepare,
+	  .flags = ST_IMPL_FUSES_RELU_CLIP | ST_IMPL_CHOOSES_LAYOUT | ST_IMPL_FUSES_POOL, .prepare = std_conv_prepare,
 	  .run = std_conv_run, .release = std_window_release, .choose_layout = std_conv_choose_layout },
 	{ .layer = "deconvolution", CPU_FP32_NCHW, .prepare = std_deconv_prepare, .run = std_deconv_run,
 	  .release = std_window_release },

@@ -38,8 +38,10 @@ extern "C" {
  * api->register_block and the api->expand_* calls. Minor 4 added the
  * layout choice per layer: ST_IMPL_CHOOSES_LAYOUT and
  * st_impl_desc.choose_layout, which a host reads only under that flag.
+ * Minor 5 added a pooling computed by the layer before it:
+ * ST_IMPL_FUSES_POOL and st_exec_layer.pool.
  */
-#define ST_PLUGIN_ABI_MINOR 4u
+#define ST_PLUGIN_ABI_MINOR 5u
 
 #define ST_MAX_RANK 8     /* tensors have rank 0 to 8 */
 #define ST_MAX_OUTPUTS 64 /* most outputs one layer may have */
@@ -211,6 +213,17 @@ typedef struct st_exec_layer {
 	 * keeps it otherwise (a prepare for new input sizes). 0 from an
 	 * earlier host: derive again at every prepare. */
 	uint64_t weights_generation;
+	/* ABI 2.5: a pooling layer this run computes too, or NULL. Given only
+	 * to an implementation with ST_IMPL_FUSES_POOL, by a host of minor 5
+	 * or later (read the member only then: api->abi_minor at prepare):
+	 * the host's description of a layer of type "pooling" whose
+	 * implementation comes from the same plugin, which reads this layer's
+	 * output 0 and which nothing else reads. Its params and shapes are
+	 * its own; its outputs[0] is where run writes, and this layer's
+	 * outputs[0] then has its shape and layout but no data. The pooling
+	 * comes after the attached activation (a relu or clip, applied by
+	 * the implementation: the host fuses no other). */
+	const struct st_exec_layer *pool;
 } st_exec_layer;
 
 /* A range of work, [begin, end). */
@@ -237,6 +250,10 @@ struct st_exec_ctx {
  * layer (the host reads that member only under this flag, so descriptors
  * from before it, which lack the member, stay valid). */
 #define ST_IMPL_CHOOSES_LAYOUT 0x8u
+/* ABI 2.5: run computes a pooling layer given in st_exec_layer.pool after
+ * its own output, which it need not write whole (a first convolution and
+ * its max pooling, band by band). */
+#define ST_IMPL_FUSES_POOL 0x10u
 
 #define ST_LAYOUT_BIT(l) (1u << (l))
 #define ST_DTYPE_BIT(t) (1u << (t))

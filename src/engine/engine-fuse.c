@@ -111,12 +111,54 @@ fold_into(layer_slot *conv, int bn_index)
 	conv->fuse_bn = bn_index;
 }
 
+/* Whether the relu or clip attached to slot `as` (or none) is one an
+ * implementation with these flags applies itself as it writes. */
+static bool
+act_applied_by_impl(const layer_slot *as, unsigned flags)
+{
+	if (as == NULL || as->act_impl == NULL)
+		return true;
+	if (as->slope != NULL)
+		return false;
+	if (flags & ST_IMPL_FUSES_ACTIVATION)
+		return true;
+	const char *name = as->layer->act.type->desc->name;
+	return (flags & ST_IMPL_FUSES_RELU_CLIP) &&
+	       (strcmp(name, "relu") == 0 || (strcmp(name, "clip") == 0 && as->layer->act.coef.values != NULL));
+}
+
+/*
+ * Whether the convolution in conv, whose fused chain ends at tail, can
+ * compute the pooling in pool as well (ST_IMPL_FUSES_POOL): a pooling of
+ * conv's own plugin, one input and output, no activation of its own, in a
+ * float32 NCHW plan, after at most an activation the implementation
+ * applies itself (the host's would come after the pooling).
+ */
+static bool
+pool_fusable(const st_plan *p, const layer_slot *conv, const layer_slot *tail, const layer_slot *pool)
+{
+	if (!(conv->impl->flags & ST_IMPL_FUSES_POOL) || !has_type(pool, "pooling") ||
+	    pool->impl_plugin != conv->impl_plugin || pool->layer->n_inputs != 1 || pool->n_outputs != 1 ||
+	    pool->act_impl != NULL || pool->fused_into >= 0)
+		return false;
+	if (p->layout != ST_LAYOUT_NCHW || p->float_dtype != ST_DTYPE_FLOAT32 ||
+	    !(pool->impl->layouts & ST_LAYOUT_BIT(ST_LAYOUT_NCHW)) ||
+	    !(pool->impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT32)) || conv->outputs[0].dtype != ST_DTYPE_FLOAT32)
+		return false;
+	const st_port *in = &pool->layer->inputs[0];
+	if (in->layer != tail->layer || in->output != 0)
+		return false;
+	/* The activation of the chain: conv's own or the one fused last. */
+	const layer_slot *as = conv->fuse_act >= 0 ? &p->slots[conv->fuse_act] : conv;
+	return act_applied_by_impl(as, conv->impl->flags);
+}
+
 void
 plan_fuse(st_plan *p)
 {
 	for (int s = 0; s < p->n_slots; s++) {
 		layer_slot *slot = &p->slots[s];
-		slot->fused_into = slot->fuse_bn = slot->fuse_add = slot->fuse_act = -1;
+		slot->fused_into = slot->fuse_bn = slot->fuse_add = slot->fuse_act = slot->fuse_pool = -1;
 		slot->fuse_add_other = -1;
 	}
 	if (!plan_fusion_enabled(p))
@@ -143,7 +185,7 @@ plan_fuse(st_plan *p)
 	}
 	for (int s = 0; s < p->n_slots; s++) {
 		layer_slot *conv = &p->slots[s];
-		if (!has_type(conv, "convolution") || conv->n_outputs != 1 || conv->act_impl != NULL)
+		if (!has_type(conv, "convolution") || conv->n_outputs != 1)
 			continue;
 		/* The epilogue computes in float32, so the convolution must too. */
 		if (p->float_dtype != ST_DTYPE_FLOAT32 && (conv->impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT16)))
@@ -151,7 +193,10 @@ plan_fuse(st_plan *p)
 		if (!(conv->impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT32)))
 			continue;
 		int tail = s; /* the last layer this step computes so far */
-		if (readers[tail] == 1) {
+		/* An activation of its own comes before anything else: nothing
+		 * folds or adds in after it, but a pooling may follow. */
+		bool own_act = conv->act_impl != NULL;
+		if (!own_act && readers[tail] == 1) {
 			layer_slot *bn = &p->slots[reader[tail]];
 			if (has_type(bn, "batch_normalization") && bn->n_outputs == 1 &&
 			    st_shape_equal(&bn->outputs[0], &conv->outputs[0]) && can_fold(conv, bn)) {
@@ -160,7 +205,7 @@ plan_fuse(st_plan *p)
 				tail = reader[tail];
 			}
 		}
-		if (p->slots[tail].act_impl == NULL && readers[tail] == 1) {
+		if (!own_act && p->slots[tail].act_impl == NULL && readers[tail] == 1) {
 			int a = reader[tail];
 			layer_slot *add = &p->slots[a];
 			const st_layer *al = add->layer;
@@ -180,7 +225,7 @@ plan_fuse(st_plan *p)
 			}
 		}
 		/* A standalone activation (an identity layer carrying one). */
-		if (p->slots[tail].act_impl == NULL && readers[tail] == 1) {
+		if (!own_act && p->slots[tail].act_impl == NULL && readers[tail] == 1) {
 			layer_slot *id = &p->slots[reader[tail]];
 			if (has_type(id, "identity") && id->act_impl != NULL && id->layer->n_inputs == 1 &&
 			    id->n_outputs == 1 && st_shape_equal(&id->outputs[0], &p->slots[tail].outputs[0])) {
@@ -190,6 +235,12 @@ plan_fuse(st_plan *p)
 		}
 		if (tail != s && p->slots[tail].act_impl != NULL)
 			conv->fuse_act = tail;
+		/* A pooling after it all, which the implementation computes. */
+		if (readers[tail] == 1 && conv->fuse_add < 0 && pool_fusable(p, conv, &p->slots[tail],
+		                                                             &p->slots[reader[tail]])) {
+			conv->fuse_pool = reader[tail];
+			p->slots[reader[tail]].fused_into = s;
+		}
 	}
 	free(readers);
 	free(reader);

@@ -48,10 +48,12 @@ typedef struct layer_slot {
 	 * output is that step's output. On a convolution that absorbs others:
 	 * fuse_bn is the batch normalisation folded into its weights, fuse_add
 	 * the elementwise add applied to its output (input terminal
-	 * fuse_add_other brings the other operand) and fuse_act the slot whose
-	 * attached activation its step applies last; each -1 when absent. */
+	 * fuse_add_other brings the other operand), fuse_act the slot whose
+	 * attached activation its step applies last and fuse_pool the pooling
+	 * its implementation computes after it (ST_IMPL_FUSES_POOL); each -1
+	 * when absent. */
 	int fused_into;
-	int fuse_bn, fuse_add, fuse_add_other, fuse_act;
+	int fuse_bn, fuse_add, fuse_add_other, fuse_act, fuse_pool;
 	/* The folded weights (filter scaled per output channel, bias adjusted):
 	 * the plan's own copies, never the user's files; fold_weights point at
 	 * them and fold_params is the layer's parameters with its bias on.
@@ -80,6 +82,12 @@ typedef struct plan_step {
 	 * none) and the tensor added to output 0 before it (-1 for none). */
 	const layer_slot *act_slot;
 	int epi_other;
+	/* A fused pooling (slot->fuse_pool): the host's description of it,
+	 * given to the implementation as L.pool, whose outputs are this
+	 * step's; and L's own output 0, shape and layout only (both owned by
+	 * the step, NULL without one). */
+	st_exec_layer *pool_L;
+	st_tensor *unpooled;
 	/* A concatenation whose inputs were written in place into its output
 	 * (plan_concat_in_place): nothing left to run. */
 	bool elided;

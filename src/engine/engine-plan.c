@@ -294,6 +294,8 @@ plan_clear_steps(st_plan *p)
 		free(s->out);
 		free(s->in_view);
 		free(s->out_view);
+		free(s->pool_L);
+		free(s->unpooled);
 	}
 	free(p->steps);
 	free(p->tensors);
@@ -475,6 +477,27 @@ place_scratch(st_plan *p)
 	}
 }
 
+/* Step st computes the pooling in slot->fuse_pool too: the layer sees its
+ * own output 0 as a shape without data, and the pooling's description
+ * (ABI 2.5), whose output is the step's. */
+static void
+fuse_pool_view(st_plan *p, plan_step *st, st_layout layout)
+{
+	const layer_slot *ps = &p->slots[st->slot->fuse_pool];
+	st->unpooled = st_xcalloc(1, sizeof *st->unpooled);
+	*st->unpooled = (st_tensor){ .shape = st->slot->outputs[0], .layout = layout };
+	st->L.outputs = st->unpooled;
+	st_exec_layer *P = st->pool_L = st_xcalloc(1, sizeof *st->pool_L);
+	P->name = ps->layer->name;
+	P->desc = ps->layer->type->desc;
+	P->params = ps->params;
+	P->n_inputs = 1;
+	P->inputs = st->unpooled;
+	P->n_outputs = 1;
+	P->outputs = st->out_view;
+	st->L.pool = P;
+}
+
 int
 plan_build(st_plan *p, st_diag *d)
 {
@@ -518,7 +541,8 @@ plan_build(st_plan *p, st_diag *d)
 		 * NCHW: in one chosen by layer, and in a channels-last plan, where
 		 * it says which layers it runs channels last (the others are
 		 * converted around, as for implementations without NHWC). */
-		if ((impl->flags & ST_IMPL_CHOOSES_LAYOUT) && (p->layouts_chosen || p->layout != ST_LAYOUT_NCHW))
+		if ((impl->flags & ST_IMPL_CHOOSES_LAYOUT) && (p->layouts_chosen || p->layout != ST_LAYOUT_NCHW) &&
+		    slot->fuse_pool < 0)
 			layout = chosen_layout(p, slot, in, layout);
 		for (int k = 0; k < n_in; k++) {
 			if (in[k] < 0)
@@ -551,7 +575,9 @@ plan_build(st_plan *p, st_diag *d)
 		st->n_out = n_out;
 		st->out = st_xcalloc((size_t)(n_out ? n_out : 1), sizeof *st->out);
 		for (int k = 0; k < n_out; k++) {
-			st_shape shape = slot->outputs[k];
+			/* With a fused pooling the step's output is the pooling's. */
+			st_shape shape = k == 0 && slot->fuse_pool >= 0 ? p->slots[slot->fuse_pool].outputs[0]
+			                                               : slot->outputs[k];
 			if (is_float(shape.dtype))
 				shape.dtype = fdtype;
 			st->out[k] = add_tensor(p, &shape, layout);
@@ -597,6 +623,8 @@ plan_build(st_plan *p, st_diag *d)
 		/* The add comes before the activation: the engine applies both. */
 		if (slot->fuse_add >= 0)
 			L->act = NULL, L->act_params = NULL;
+		if (slot->fuse_pool >= 0)
+			fuse_pool_view(p, st, layout);
 	}
 	/* Lifetimes, now that every step has its place. */
 	for (int i = 0; i < p->n_steps; i++) {
@@ -612,6 +640,8 @@ plan_build(st_plan *p, st_diag *d)
 				touch(&p->tensors[s->epi_other], i);
 			/* report lives in the step, which may have moved while building */
 			s->L.host_private = &s->report;
+			if (s->pool_L)
+				s->pool_L->host_private = &s->report;
 		} else if (s->kind == ST_STEP_CONVERT) {
 			touch(&p->tensors[s->src], i);
 			touch(&p->tensors[s->dst], i);
@@ -872,6 +902,8 @@ st_plan_describe(const st_plan *p, st_buf *out)
 				st_buf_printf(out, " + %s", p->slots[s->slot->fuse_add].layer->name);
 			if (s->act_slot)
 				st_buf_printf(out, " + %s", s->act_slot->layer->act.type->desc->name);
+			if (s->slot->fuse_pool >= 0)
+				st_buf_printf(out, " + %s", p->slots[s->slot->fuse_pool].layer->name);
 			if (s->elided)
 				st_buf_printf(out, ", in place (its inputs wrote their parts)");
 			if (s->L.scratch_bytes)

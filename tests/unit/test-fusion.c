@@ -586,3 +586,91 @@ Test(fusion, layouts_follow_new_input_sizes)
 	st_plan_free(q);
 	st_session_free(s);
 }
+
+/* ---- a pooling computed by the convolution before it (ABI 2.5) ---- */
+
+/* A first layer (3 input channels, a relu) and its max pooling, as
+ * ResNet and SqueezeNet begin, then a 1x1 layer. */
+static const char *const stem =
+	"add input data; set data dims 3x45x51;"
+	"add convolution c; set c num_output 16; set c kernel 7x7; set c stride 2x2; set c pads 3;"
+	"activation c relu; connect data c;"
+	"add pooling p; set p kernel 3x3; set p stride 2x2; set p pads 1; connect c p;"
+	"add convolution d; set d num_output 8; set d kernel 1x1; connect p d;"
+	"add output out; connect d out";
+
+Test(fusion, first_layer_and_max_pooling_run_as_one_step)
+{
+	for (int threads = 1; threads <= 2; threads++) {
+		char *text = check_agreement(stem, ST_FORMAT_FP32_NCHW, threads, 1e-6);
+		cr_assert(strstr(text, "c                        convolution, fp32-nchw + relu + p,") != NULL, "%s", text);
+		free(text);
+	}
+	/* SqueezeNet's: no padding, ceil mode; on other input sizes too. */
+	const char *squeeze =
+		"add input data; set data dims 3x40x37;"
+		"add convolution c; set c num_output 24; set c kernel 3x3; set c stride 2x2;"
+		"activation c clip min=-0.1 max=0.2; connect data c;"
+		"add pooling p; set p kernel 3x3; set p stride 2x2; set p ceil_mode true; connect c p;"
+		"add output out; connect p out";
+	char *text = compare_plans(squeeze, ST_FORMAT_FP32_NCHW, 2, 1e-6, "2x3x61x58", true);
+	cr_assert(strstr(text, "+ clip + p") != NULL, "%s", text);
+	free(text);
+}
+
+Test(fusion, any_pooling_after_any_convolution_is_computed_with_it)
+{
+	/* A deep convolution (not the first-layer kernel) with a max pooling,
+	 * and a first layer with an average one: the plain loops, then the
+	 * pooling from the scratch. A folded batch norm before the pooling. */
+	static const char *const scripts[] = {
+		"add input data; set data dims 12x20x22;"
+		"add convolution c; set c num_output 20; set c kernel 3x3; set c padding same; set c bias false;"
+		"connect data c; add batch_normalization n; activation n relu; connect c n;"
+		"add pooling p; set p kernel 2x2; set p stride 2x2; connect n p; add output out; connect p out",
+		"add input data; set data dims 3x33x30;"
+		"add convolution c; set c num_output 8; set c kernel 3x3; set c stride 2x2; connect data c;"
+		"add pooling p; set p mode avg; set p kernel 3x3; set p stride 2x2; set p pads 1;"
+		"set p count_include_pad true; connect c p; add output out; connect p out",
+	};
+	for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+		for (int threads = 1; threads <= 2; threads++) {
+			char *text = check_agreement(scripts[i], ST_FORMAT_FP32_NCHW, threads, 1e-6);
+			cr_assert(strstr(text, " + p,") != NULL, "%s", text);
+			free(text);
+		}
+	}
+}
+
+Test(fusion, pooling_stays_a_step_where_it_cannot_follow)
+{
+	/* After an activation the host applies (leaky relu), after an add,
+	 * of an output read twice, and in channels-last and FP16 plans. */
+	static const char *const scripts[] = {
+		"add input data; set data dims 3x20x20; add convolution c; set c num_output 8; set c kernel 3x3;"
+		"activation c leaky_relu; connect data c; add pooling p; connect c p; add output out; connect p out",
+		"add input data; set data dims 8x20x20; add convolution c; set c num_output 8; set c kernel 3x3;"
+		"set c padding same; connect data c; add elementwise sum; set sum operation add; connect c sum;"
+		"connect data sum; add pooling p; connect sum p; add output out; connect p out",
+		"add input data; set data dims 3x20x20; add convolution c; set c num_output 8; set c kernel 3x3;"
+		"connect data c; add pooling p; connect c p; add output out; connect p out;"
+		"add output raw; connect c raw",
+	};
+	for (size_t i = 0; i < sizeof scripts / sizeof scripts[0]; i++) {
+		st_session *s = model(scripts[i]);
+		st_plan *p = compile(s, ST_FORMAT_FP32_NCHW, 1, true);
+		cr_assert(has_step(p, st_session_graph(s), "p"), "script %zu: the pooling keeps its step", i);
+		st_plan_free(p);
+		st_session_free(s);
+	}
+	const int formats[] = { ST_FORMAT_FP32_NHWC, ST_FORMAT_FP16_NCHW };
+	for (size_t f = 0; f < 2; f++) {
+		st_session *s = model(stem);
+		st_plan *p = compile(s, formats[f], 1, true);
+		cr_assert(has_step(p, st_session_graph(s), "p"), "format %d: the pooling keeps its step", formats[f]);
+		st_plan_free(p);
+		st_session_free(s);
+		char *text = compare_plans(stem, formats[f], 1, 1e-2, NULL, false);
+		free(text);
+	}
+}

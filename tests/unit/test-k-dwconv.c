@@ -466,3 +466,138 @@ Test(k_nn, direct_layer_reference_switch)
 	free(bias);
 	free(want);
 }
+
+/* ---- a first layer and its max pooling, band by band ---- */
+
+/* The max pooling over w's output: kernel k, stride s, pads pb and pe,
+ * floor or ceil sizes (a ceil window starting in the end padding
+ * dropped, as std's pooling sizes them). */
+static k_window
+pool_over(const k_window *w, int64_t k, int64_t s, int64_t pb, int64_t pe, bool ceil_mode)
+{
+	k_window p = { .spatial = 2, .batch = w->batch, .in_channels = w->out_channels,
+		       .out_channels = w->out_channels, .groups = 1 };
+	for (int i = 0; i < 2; i++) {
+		p.in[i] = w->out[i];
+		p.kernel[i] = k, p.stride[i] = s, p.dilation[i] = 1;
+		p.pad_begin[i] = pb, p.pad_end[i] = pe;
+		int64_t room = p.in[i] + pb + pe - k;
+		p.out[i] = room < 0 ? 0 : room / s + 1;
+		if (ceil_mode && room >= 0 && room % s != 0 && p.out[i] * s < p.in[i] + pb)
+			p.out[i]++;
+	}
+	return p;
+}
+
+/*
+ * Convolution w, post and max pooling p through k_conv_pool_direct_with,
+ * every variant and way: to the bit what the direct kernel and then k_pool
+ * give (the pooling only picks values, and each convolution output is the
+ * same sum in the same order whichever band computes it), and within
+ * the FP32 agreement of k_conv_ref, the activation and k_pool_ref.
+ */
+static void
+check_conv_pool(test_rng *r, const k_window *w, const k_window *p, const k_post *post)
+{
+	char text[512], ptext[256];
+	window_text(w, true, text, sizeof text);
+	window_text(p, false, ptext, sizeof ptext);
+	cr_assert(k_conv_pool_fits(w, p, K_POOL_MAX), "%s, pool %s: does not fit", text, ptext);
+	cr_assert_not(k_conv_pool_fits(w, p, K_POOL_AVG));
+	int64_t n_conv = elements(w, true), n_out = elements(p, true);
+	float *x = test_random_floats(r, elements(w, false));
+	float *filters = test_random_floats(r, w->out_channels * w->in_channels * w->kernel[0] * w->kernel[1]);
+	float *bias = test_random_floats(r, w->out_channels);
+	float *conv = test_nan_floats(n_conv), *want = test_nan_floats(n_out);
+	k_conv_ref(w, x, filters, bias, conv);
+	k_post_planes(post, conv, n_conv, 0, 1);
+	k_pool_ref(p, K_POOL_MAX, false, conv, want);
+	for (int isa = K_ISA_PORTABLE; isa < K_ISA_COUNT; isa++) {
+		if (!k_cpu_isa_supported((k_isa)isa))
+			continue;
+		/* The direct kernel and k_pool, one after the other. */
+		size_t dbytes = k_conv_direct_scratch_bytes(w, 1);
+		unsigned char *dscratch = test_scratch_new(dbytes);
+		float *apart = test_nan_floats(n_out);
+		cr_assert(k_conv_direct_post_with((k_isa)isa, w, x, filters, bias, conv, dscratch, 1, post, NULL));
+		test_scratch_free(dscratch, dbytes, text);
+		k_pool(p, K_POOL_MAX, false, conv, apart, NULL);
+		for (size_t m = 0; m < N_MODES; m++) {
+			size_t bytes = k_conv_pool_scratch_bytes(w, p, modes[m].slots);
+			cr_assert_gt(bytes, 0);
+			unsigned char *scratch = test_scratch_new(bytes);
+			float *got = test_nan_floats(n_out);
+			bool ran = k_conv_pool_direct_with((k_isa)isa, w, p, x, filters, bias, got, scratch, modes[m].slots,
+			                                   post, modes[m].serial ? NULL : &modes[m].ctx);
+			char what[900];
+			snprintf(what, sizeof what, "%s, pool %s, post %d, %s, %s", text, ptext, post ? (int)post->act : -1,
+			         k_cpu_isa_name((k_isa)isa), modes[m].name);
+			cr_assert(ran, "%s: did not run", what);
+			test_scratch_free(scratch, bytes, what);
+			char why[256];
+			cr_assert(test_allclose(got, want, n_out, 1e-5, why, sizeof why), "%s: %s", what, why);
+			for (int64_t i = 0; i < n_out; i++)
+				cr_assert(memcmp(&got[i], &apart[i], sizeof got[i]) == 0,
+				          "%s: element %lld is %.9g, the kernels one after the other give %.9g", what,
+				          (long long)i, got[i], apart[i]);
+			free(got);
+		}
+		free(apart);
+	}
+	free(x), free(filters), free(bias), free(conv), free(want);
+}
+
+Test(k_nn, conv_pool_networks)
+{
+	test_rng r = { 0x5eed0f57e3u };
+	const k_post relu = { .on = true, .act = K_ACT_RELU };
+	/* ResNet's stem and pooling (7x7/2 pad 3, 3x3/2 pad 1) and
+	 * SqueezeNet's (3x3/2, 3x3/2 ceil), on smaller images. */
+	k_window resnet = window2d(1, 3, 24, 1, 64, 58, 7, 2, 3);
+	k_window rp = pool_over(&resnet, 3, 2, 1, 1, false);
+	check_conv_pool(&r, &resnet, &rp, &relu);
+	k_window squeeze = window2d(2, 3, 16, 1, 57, 61, 3, 2, 0);
+	k_window sp = pool_over(&squeeze, 3, 2, 0, 0, true);
+	check_conv_pool(&r, &squeeze, &sp, &relu);
+	/* The real sizes, which take several bands per thread. */
+	k_window big = window2d(1, 3, 64, 1, 224, 224, 7, 2, 3);
+	k_window bp = pool_over(&big, 3, 2, 1, 1, false);
+	check_conv_pool(&r, &big, &bp, NULL);
+	/* An average pooling, or a convolution the first-layer kernel does
+	 * not take, does not fit. */
+	cr_assert_not(k_conv_pool_fits(&resnet, &rp, K_POOL_AVG));
+	k_window deep = window2d(1, 16, 16, 1, 20, 20, 3, 1, 1);
+	k_window dp = pool_over(&deep, 2, 2, 0, 0, false);
+	cr_assert_not(k_conv_pool_fits(&deep, &dp, K_POOL_MAX));
+	cr_assert_eq(k_conv_pool_scratch_bytes(&deep, &dp, 2), 0);
+	/* A window wholly in the padding: not taken. */
+	k_window edge = pool_over(&resnet, 2, 2, 1, 1, false);
+	edge.pad_begin[0] = 2, edge.kernel[0] = 2;
+	cr_assert_not(k_conv_pool_fits(&resnet, &edge, K_POOL_MAX));
+}
+
+Test(k_nn, conv_pool_random)
+{
+	test_rng r = { 0xc0417b00u };
+	const k_post posts[] = {
+		{ .on = true, .act = K_ACT_RELU },
+		{ .on = true, .act = K_ACT_CLIP, .a = -0.2f, .b = 0.3f },
+		{ .on = false },
+	};
+	int done = 0;
+	for (int t = 0; done < 40 && t < 400; t++) {
+		k_window w;
+		if (!test_window2d(&w, test_pick(&r, 1, 2), test_pick(&r, 1, 4), test_pick(&r, 1, 20), 1,
+		                   test_pick(&r, 4, 40), test_pick(&r, 4, 70), test_pick(&r, 1, 7), test_pick(&r, 1, 2),
+		                   test_pick(&r, 0, 3)))
+			continue;
+		int64_t k = test_pick(&r, 1, 4), s = test_pick(&r, 1, 3);
+		k_window p = pool_over(&w, k, s, test_pick(&r, 0, k - 1), test_pick(&r, 0, k - 1), test_pick(&r, 0, 1));
+		if (p.out[0] < 1 || p.out[1] < 1 || k_conv_direct_chosen(&w) != K_DIRECT_FEW_CHANNELS ||
+		    !k_conv_pool_fits(&w, &p, K_POOL_MAX))
+			continue;
+		check_conv_pool(&r, &w, &p, done % 4 == 3 ? NULL : &posts[done % 3]);
+		done++;
+	}
+	cr_assert_geq(done, 40);
+}
