@@ -111,20 +111,29 @@ fold_into(layer_slot *conv, int bn_index)
 	conv->fuse_bn = bn_index;
 }
 
-/* Whether the relu or clip attached to slot `as` (or none) is one an
- * implementation with these flags applies itself as it writes. */
+/* Whether an implementation with these flags applies activation act
+ * (coefficients params) itself: every one (ST_IMPL_FUSES_ACTIVATION), or a
+ * relu or a clip (ST_IMPL_FUSES_RELU_CLIP). */
 static bool
-act_applied_by_impl(const layer_slot *as, unsigned flags)
+impl_applies(const st_activation_desc *act, const st_value *params, unsigned flags)
 {
-	if (as == NULL || as->act_impl == NULL)
-		return true;
-	if (as->slope != NULL)
+	if (act == NULL)
 		return false;
 	if (flags & ST_IMPL_FUSES_ACTIVATION)
 		return true;
-	const char *name = as->layer->act.type->desc->name;
 	return (flags & ST_IMPL_FUSES_RELU_CLIP) &&
-	       (strcmp(name, "relu") == 0 || (strcmp(name, "clip") == 0 && as->layer->act.coef.values != NULL));
+	       (strcmp(act->name, "relu") == 0 || (strcmp(act->name, "clip") == 0 && params != NULL));
+}
+
+/* Whether the activation attached to slot `as` is none, or one an
+ * implementation with these flags applies itself as it writes (not a
+ * prelu's learned slopes, which the host applies). */
+static bool
+act_applied_by_impl(const layer_slot *as, unsigned flags)
+{
+	if (as->act_impl == NULL)
+		return true;
+	return as->slope == NULL && impl_applies(as->layer->act.type->desc, as->layer->act.coef.values, flags);
 }
 
 /*
@@ -351,14 +360,7 @@ slope_range(void *arg, int64_t begin, int64_t end)
 static bool
 impl_applies_act(const plan_step *s)
 {
-	const st_exec_layer *L = &s->L;
-	unsigned flags = s->slot->impl->flags;
-	if (L->act == NULL)
-		return false;
-	if (flags & ST_IMPL_FUSES_ACTIVATION)
-		return true;
-	return (flags & ST_IMPL_FUSES_RELU_CLIP) &&
-	       (strcmp(L->act->name, "relu") == 0 || (strcmp(L->act->name, "clip") == 0 && L->act_params != NULL));
+	return impl_applies(s->L.act, s->L.act_params, s->slot->impl->flags);
 }
 
 void
