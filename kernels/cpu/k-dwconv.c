@@ -578,9 +578,13 @@ k_conv_direct_post(const k_window *w, const float *x, const float *weights, cons
 typedef struct few_pool_plan {
 	few_plan few;         /* the convolution's, computed at most few.band rows at a time */
 	k_geometry pg;        /* the pooling's, over the whole convolution output */
+	int64_t span;         /* convolution rows one pooling window spans */
 	int64_t rows;         /* convolution rows the buffer holds: what `band` pooled rows read at most */
 	int64_t band;         /* pooled rows per band */
 	size_t slot_floats;   /* few.slot_floats, then the buffer (out_channels x rows x out width) */
+	/* The pooling of one band over the buffer: its columns, kernel,
+	 * strides and channels; each band sets its rows and top padding. */
+	k_window sub;
 } few_pool_plan;
 
 /* The convolution rows [*r0, *r1) the pooled rows [ph0, ph1) read. */
@@ -588,9 +592,9 @@ static void
 few_pool_rows(const few_pool_plan *q, int64_t ph0, int64_t ph1, int64_t *r0, int64_t *r1)
 {
 	const k_geometry *pg = &q->pg;
-	int64_t span = (pg->kernel[1] - 1) * pg->dilation[1] + 1, height = q->few.g.out[1];
+	int64_t height = q->few.g.out[1];
 	*r0 = k_clamp64(ph0 * pg->stride[1] - pg->pad[1], 0, height);
-	*r1 = k_clamp64((ph1 - 1) * pg->stride[1] - pg->pad[1] + span, 0, height);
+	*r1 = k_clamp64((ph1 - 1) * pg->stride[1] - pg->pad[1] + q->span, 0, height);
 }
 
 bool
@@ -619,13 +623,21 @@ few_pool_plan_make(const k_window *w, const k_window *pool, few_pool_plan *q)
 	few_plan_make(w, 1, &q->few);
 	k_geometry_expand(pool, &q->pg);
 	const k_geometry *pg = &q->pg;
-	int64_t row_bytes = q->few.g.out_channels * q->few.g.out[2] * (int64_t)sizeof(float);
-	int64_t span = (pg->kernel[1] - 1) * pg->dilation[1] + 1;
+	int64_t channels = q->few.g.out_channels, row_bytes = channels * q->few.g.out[2] * (int64_t)sizeof(float);
+	q->span = (pg->kernel[1] - 1) * pg->dilation[1] + 1;
 	q->band = 1;
-	while (q->band < pg->out[1] && (q->band * pg->stride[1] + span) * row_bytes <= FEW_POOL_BUFFER_BYTES)
+	while (q->band < pg->out[1] && (q->band * pg->stride[1] + q->span) * row_bytes <= FEW_POOL_BUFFER_BYTES)
 		q->band++;
-	q->rows = (q->band - 1) * pg->stride[1] + span;
-	q->slot_floats = q->few.slot_floats + (size_t)(q->few.g.out_channels * q->rows * q->few.g.out[2]);
+	q->rows = (q->band - 1) * pg->stride[1] + q->span;
+	q->slot_floats = q->few.slot_floats + (size_t)(channels * q->rows * q->few.g.out[2]);
+	q->sub = (k_window){ .spatial = 2, .batch = 1, .in_channels = channels, .out_channels = channels, .groups = 1 };
+	for (int i = 0; i < 2; i++) {
+		q->sub.kernel[i] = pg->kernel[1 + i];
+		q->sub.stride[i] = pg->stride[1 + i];
+		q->sub.dilation[i] = pg->dilation[1 + i];
+	}
+	q->sub.in[1] = pg->in[2], q->sub.out[1] = pg->out[2];
+	q->sub.pad_begin[1] = pg->pad[2], q->sub.pad_end[1] = pg->pad_end[2];
 }
 
 size_t
@@ -685,17 +697,9 @@ few_pool_sample(const few_pool_args *a, int64_t n, int64_t ph_a, int64_t ph_b, f
 		/* The pooling of rows [ph0, ph1) over the buffer's rows: its
 		 * windows start pad_begin earlier than ph * stride - pad, in rows
 		 * of the buffer. */
-		k_window sub = { .spatial = 2, .batch = 1, .in_channels = channels, .out_channels = channels,
-			         .groups = 1 };
-		sub.in[0] = r1 - r0, sub.in[1] = pg->in[2];
-		sub.out[0] = ph1 - ph0, sub.out[1] = pg->out[2];
-		for (int i = 0; i < 2; i++) {
-			sub.kernel[i] = pg->kernel[1 + i];
-			sub.stride[i] = pg->stride[1 + i];
-			sub.dilation[i] = pg->dilation[1 + i];
-		}
+		k_window sub = q->sub;
+		sub.in[0] = r1 - r0, sub.out[0] = ph1 - ph0;
 		sub.pad_begin[0] = r0 + pg->pad[1] - ph0 * pg->stride[1];
-		sub.pad_begin[1] = pg->pad[2], sub.pad_end[1] = pg->pad_end[2];
 		k_pool_strided(&sub, K_POOL_MAX, false, buf, plane, out + ph0 * pg->out[2], pg->out_size);
 	}
 }

@@ -387,6 +387,16 @@ conv_post(const st_exec_layer *L)
 
 static int pool_window_of(st_exec_layer *L, const st_host_api *api, window_state *s);
 
+/* Elements of L's output 0 (a shape prepare has checked). */
+static int64_t
+output_elements(const st_exec_layer *L)
+{
+	int64_t n = 1;
+	for (int i = 0; i < L->outputs[0].shape.rank; i++)
+		n *= L->outputs[0].shape.dims[i];
+	return n;
+}
+
 /* The pooling the host gave L to compute after it (ABI 2.5), or NULL; an
  * earlier host's st_exec_layer has no such member. */
 static const st_exec_layer *
@@ -416,12 +426,9 @@ conv_pool_prepare(st_exec_layer *L, const st_host_api *api, window_state *s)
 		L->scratch_bytes = k_conv_pool_scratch_bytes(&s->w, &s->pool, s->slots);
 		return 0;
 	}
-	int64_t n = 1;
-	for (int i = 0; i < L->outputs[0].shape.rank; i++)
-		n *= L->outputs[0].shape.dims[i];
 	/* Whole cache lines, so that the convolution's scratch after it stays
 	 * 64-byte aligned. */
-	s->unpooled_floats = (size_t)(n + 15) / 16 * 16;
+	s->unpooled_floats = (size_t)(output_elements(L) + 15) / 16 * 16;
 	L->scratch_bytes += s->unpooled_floats * sizeof(float);
 	return 0;
 }
@@ -490,10 +497,7 @@ std_conv_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	void *scratch = s->pooled ? (float *)L->scratch + s->unpooled_floats : L->scratch;
 	if (s->reference) {
 		k_conv_ref(&s->w, L->inputs[0].data, L->weights[0].data, bias, out);
-		int64_t n = 1;
-		for (int i = 0; i < L->outputs[0].shape.rank; i++)
-			n *= L->outputs[0].shape.dims[i];
-		k_post_planes(&s->post, out, n, 0, 1);
+		k_post_planes(&s->post, out, output_elements(L), 0, 1);
 	} else if (s->nhwc && pointwise(&s->w)) {
 		k_pointwise_nhwc(positions(&s->w), s->w.in_channels, s->w.out_channels, L->inputs[0].data, s->packed,
 		                 bias, out, scratch, s->slots, &s->post, ctx);
