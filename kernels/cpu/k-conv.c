@@ -405,6 +405,23 @@ k_conv_blocked_chosen(const k_window *w, k_isa isa)
 	return w->stride[0] > 1 || w->stride[1] > 1 || w->out[0] * w->out[1] <= 14 * 14;
 }
 
+bool
+k_conv_blocked_layout(const k_window *w, k_isa isa, bool in_blocked)
+{
+	if (!k_conv_nchwc_fits(w))
+		return false;
+	static const char *const words[] = { "off", "0", "on", "1" };
+	static const int values[] = { 0, 0, 1, 1 };
+	int on = blocked_forced;
+	if (on < 0)
+		on = k_env_choice("STRATA_BLOCKED", words, values, 4);
+	if (on >= 0)
+		return on;
+	if (isa != K_ISA_AVX512 || k_gemm_kernel_of(isa) == NULL)
+		return false;
+	return in_blocked || k_conv_blocked_chosen(w, isa);
+}
+
 static bool
 blocked_is_packed(const void *packed)
 {

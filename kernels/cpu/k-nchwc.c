@@ -114,6 +114,43 @@ convert(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst
 	k_parallel_for(ctx, n * a.blocks, 1, convert_range, &a);
 }
 
+/* Tasks [t0, t1) between blocked and channels-last tensors: one block of
+ * one sample each, its positions' sixteen lanes a run in both. */
+static void
+convert_nhwc_range(void *arg, int64_t t0, int64_t t1)
+{
+	const convert_args *a = arg;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t s = t / a->blocks, cb = t % a->blocks, live = k_min64(B, a->c - cb * B);
+		const float *src = a->src;
+		float *dst = a->dst;
+		for (int64_t p = 0; p < a->plane; p++) {
+			int64_t last = ((s * a->plane + p) * a->c + cb * B), blocked = (t * a->plane + p) * B;
+			if (a->to_plain) {
+				memcpy(dst + last, src + blocked, (size_t)live * sizeof *dst);
+			} else {
+				memcpy(dst + blocked, src + last, (size_t)live * sizeof *dst);
+				memset(dst + blocked + live, 0, (size_t)(B - live) * sizeof *dst);
+			}
+		}
+	}
+}
+
+void
+k_nchwc_from_nhwc(int64_t n, int64_t c, int64_t plane, const float *src, float *dst, const st_exec_ctx *ctx)
+{
+	convert_args a = { .c = c, .plane = plane, .blocks = k_div_up(c, B), .src = src, .dst = dst };
+	k_parallel_for(ctx, n * a.blocks, 1, convert_nhwc_range, &a);
+}
+
+void
+k_nchwc_to_nhwc(int64_t n, int64_t c, int64_t plane, const float *src, float *dst, const st_exec_ctx *ctx)
+{
+	convert_args a = { .c = c, .plane = plane, .blocks = k_div_up(c, B), .src = src, .dst = dst,
+		           .to_plain = true };
+	k_parallel_for(ctx, n * a.blocks, 1, convert_nhwc_range, &a);
+}
+
 void
 k_nchwc_from_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst,
                   const st_exec_ctx *ctx)

@@ -3,8 +3,8 @@
  * value against a vector of sixteen output channels' weights and stores
  * whole 64-byte vectors, reading every operand in order. k_conv runs it
  * inside NCHW layers where it was measured faster (k_conv_blocked_chosen,
- * below), converting in its scratch; a blocked layout chosen by the plan,
- * so that the conversions disappear, is still to come (docs/performance.md). */
+ * below), converting in its scratch, and on the blocked tensors of plans
+ * (ST_LAYOUT_NCHW16C), where layers in a row pass them on unconverted. */
 #ifndef K_NCHWC_H
 #define K_NCHWC_H
 
@@ -27,6 +27,10 @@ int64_t k_nchwc_floats(int64_t n, int64_t c, int64_t h, int64_t w);
 void k_nchwc_from_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst,
                        const st_exec_ctx *ctx);
 void k_nchwc_to_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst, const st_exec_ctx *ctx);
+/* The same between blocked and channels-last tensors (N x plane x C), plane
+ * being the positions of a sample. */
+void k_nchwc_from_nhwc(int64_t n, int64_t c, int64_t plane, const float *src, float *dst, const st_exec_ctx *ctx);
+void k_nchwc_to_nhwc(int64_t n, int64_t c, int64_t plane, const float *src, float *dst, const st_exec_ctx *ctx);
 
 /* Whether k_conv_nchwc runs window w: 2-D, one group, sizes >= 1, any
  * kernel, stride, dilation and padding >= 0. */
@@ -69,5 +73,29 @@ extern size_t k_nchwc_slice_bytes;
  */
 bool k_conv_blocked_chosen(const k_window *w, k_isa isa);
 void k_conv_blocked_force(int on);
+
+/*
+ * (k-conv.c) Whether a plan that lets layers choose their layout runs
+ * window w on blocked tensors at level isa, its input coming blocked
+ * (in_blocked) or not: where k_conv_nchwc fits and AVX-512 runs, every
+ * layer whose input comes blocked (the conversions are what a chain of
+ * them saves) and those k_conv_blocked_chosen takes from NCHW input.
+ * k_conv_blocked_force and STRATA_BLOCKED decide as for
+ * k_conv_blocked_chosen, at any level.
+ */
+bool k_conv_blocked_layout(const k_window *w, k_isa isa, bool in_blocked);
+
+/*
+ * (k-pool.c) Pooling on blocked tensors: window w (any spatial rank up to
+ * 3, channels in and out alike) over x into y, both N x ceil(C / 16) x
+ * spatial x 16, as k_pool_ref computes it (max exactly, averages summed
+ * in float in the order of the taps); the lanes past C of y zero. And
+ * whole planes of size positions (global pooling): y is N x ceil(C / 16) x
+ * 16. On ctx's threads (NULL: the caller's).
+ */
+void k_pool_nchwc(const k_window *w, k_pool_mode mode, bool count_include_pad, const float *x, float *y,
+                  const st_exec_ctx *ctx);
+void k_global_pool_nchwc(int64_t n, int64_t c, int64_t size, k_pool_mode mode, const float *x, float *y,
+                         const st_exec_ctx *ctx);
 
 #endif

@@ -5,9 +5,11 @@
 #include "config.h"
 
 #include <float.h>
+#include <string.h>
 
 #include "k-nn.h"
 #include "k-int.h"
+#include "k-nchwc.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -487,4 +489,129 @@ k_global_pool(int64_t planes, int64_t size, k_pool_mode mode, const float *x, fl
 {
 	if (!k_global_pool_with(k_cpu_isa(), planes, size, mode, x, y, ctx))
 		k_global_pool_ref(planes, size, mode, x, y);
+}
+
+/* ---- channel-blocked tensors (NCHW16C, k-nchwc.h) ---- */
+
+/* Sixteen lanes as two k_v8 halves: the largest (NaN skipped, as by
+ * k_pool_ref) or the sum of acc and the sixteen floats at p. */
+#define B16_REDUCE(acc, p, mode)                                                         \
+	do {                                                                             \
+		for (int h_ = 0; h_ < 2; h_++) {                                         \
+			k_v8 v_;                                                         \
+			K_V8_LOAD(v_, (p) + 8 * h_);                                     \
+			if ((mode) == K_POOL_MAX) {                                      \
+				k_v8i larger_ = v_ > (acc)[h_];                           \
+				(acc)[h_] = (k_v8)(((k_v8i)v_ & larger_) | ((k_v8i)(acc)[h_] & ~larger_)); \
+			} else {                                                         \
+				(acc)[h_] += v_;                                         \
+			}                                                                \
+		}                                                                        \
+	} while (0)
+
+typedef struct pool_nchwc_args {
+	k_geometry g;
+	k_pool_mode mode;
+	bool count_include_pad;
+	const float *x;
+	float *y;
+	int64_t blocks;
+} pool_nchwc_args;
+
+/* Tasks [t0, t1): one output row (sample, block, depth, row) each, every
+ * window's taps clipped to the input once and reduced sixteen lanes at a
+ * time in the order kd, kh, kw. */
+K_SIMD_CLONES static void
+pool_nchwc_range(void *arg, int64_t t0, int64_t t1)
+{
+	const pool_nchwc_args *a = arg;
+	const k_geometry *g = &a->g;
+	float start = a->mode == K_POOL_MAX ? -FLT_MAX : 0.0f;
+	for (int64_t t = t0; t < t1; t++) {
+		int64_t oh = t % g->out[1], od = t / g->out[1] % g->out[0], plane = t / (g->out[0] * g->out[1]);
+		const float *in = a->x + plane * g->in_size * 16;
+		float *out = a->y + ((plane * g->out[0] + od) * g->out[1] + oh) * g->out[2] * 16;
+		tap_range rd = taps(g, 0, od), rh = taps(g, 1, oh);
+		int64_t id0 = od * g->stride[0] - g->pad[0], ih0 = oh * g->stride[1] - g->pad[1];
+		for (int64_t ow = 0; ow < g->out[2]; ow++) {
+			tap_range rw = taps(g, 2, ow);
+			int64_t iw0 = ow * g->stride[2] - g->pad[2];
+			k_v8 acc[2] = { K_V8_SPLAT(start), K_V8_SPLAT(start) };
+			for (int64_t kd = rd.lo; kd < rd.hi; kd++)
+				for (int64_t kh = rh.lo; kh < rh.hi; kh++) {
+					const float *row = in + ((id0 + kd * g->dilation[0]) * g->in[1] + ih0 +
+					                         kh * g->dilation[1]) * g->in[2] * 16;
+					for (int64_t kw = rw.lo; kw < rw.hi; kw++)
+						B16_REDUCE(acc, row + (iw0 + kw * g->dilation[2]) * 16, a->mode);
+				}
+			if (a->mode == K_POOL_AVG) {
+				int64_t divisor = a->count_include_pad
+				                          ? rd.padded * rh.padded * rw.padded
+				                          : (rd.hi - rd.lo) * (rh.hi - rh.lo) * (rw.hi - rw.lo);
+				for (int h = 0; h < 2; h++)
+					acc[h] = divisor ? acc[h] / (float)divisor : K_V8_SPLAT(0.0f);
+			}
+			K_V8_STORE(out + ow * 16, acc[0]);
+			K_V8_STORE(out + ow * 16 + 8, acc[1]);
+		}
+	}
+}
+
+void
+k_pool_nchwc(const k_window *w, k_pool_mode mode, bool count_include_pad, const float *x, float *y,
+             const st_exec_ctx *ctx)
+{
+	pool_nchwc_args a = { .mode = mode, .count_include_pad = count_include_pad, .x = x, .y = y,
+		              .blocks = k_div_up(w->in_channels, 16) };
+	k_geometry_expand(w, &a.g);
+	int64_t rows = w->batch * a.blocks * a.g.out[0] * a.g.out[1];
+	k_parallel_for(ctx, rows, 4, pool_nchwc_range, &a);
+	/* A window wholly in the padding has nothing to reduce: max leaves
+	 * -FLT_MAX there as k_pool_ref does, in every lane, and lanes past the
+	 * channels must be zero. */
+	int64_t live = w->in_channels % 16;
+	if (live != 0 && mode == K_POOL_MAX) {
+		int64_t size = a.g.out[0] * a.g.out[1] * a.g.out[2];
+		for (int64_t n = 0; n < w->batch; n++) {
+			float *last = y + (n * a.blocks + a.blocks - 1) * size * 16;
+			for (int64_t p = 0; p < size; p++)
+				memset(last + p * 16 + live, 0, sizeof *last * (size_t)(16 - live));
+		}
+	}
+}
+
+typedef struct global_nchwc_args {
+	int64_t size;
+	k_pool_mode mode;
+	const float *x;
+	float *y;
+} global_nchwc_args;
+
+K_SIMD_CLONES static void
+global_nchwc_range(void *arg, int64_t b0, int64_t b1)
+{
+	const global_nchwc_args *a = arg;
+	float start = a->mode == K_POOL_MAX ? -FLT_MAX : 0.0f;
+	for (int64_t b = b0; b < b1; b++) {
+		const float *in = a->x + b * a->size * 16;
+		k_v8 acc[2] = { K_V8_SPLAT(start), K_V8_SPLAT(start) };
+		for (int64_t p = 0; p < a->size; p++)
+			B16_REDUCE(acc, in + p * 16, a->mode);
+		for (int h = 0; h < 2 && a->mode == K_POOL_AVG; h++)
+			acc[h] = a->size ? acc[h] / (float)a->size : K_V8_SPLAT(0.0f);
+		K_V8_STORE(a->y + b * 16, acc[0]);
+		K_V8_STORE(a->y + b * 16 + 8, acc[1]);
+	}
+}
+
+void
+k_global_pool_nchwc(int64_t n, int64_t c, int64_t size, k_pool_mode mode, const float *x, float *y,
+                    const st_exec_ctx *ctx)
+{
+	global_nchwc_args a = { .size = size, .mode = mode, .x = x, .y = y };
+	int64_t blocks = k_div_up(c, 16);
+	k_parallel_for(ctx, n * blocks, 1, global_nchwc_range, &a);
+	int64_t live = c % 16;
+	for (int64_t s = 0; live != 0 && s < n; s++)
+		memset(y + (s * blocks + blocks - 1) * 16 + live, 0, sizeof *y * (size_t)(16 - live));
 }

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "k-cpu.h"
+#include "k-nchwc.h"
 #include "k-nhwc.h"
 #include "k-nn.h"
 #include "std.h"
@@ -26,6 +28,7 @@ typedef struct window_state {
 	uint64_t generation;  /* L->weights_generation they were packed from */
 	const void *source;   /* and the data */
 	bool packed_nhwc;     /* and for which layout */
+	bool packed_blocked;
 	k_window packed_for;  /* and which window */
 	/* An attached relu or clip, applied by the kernels as they write the
 	 * output (ST_IMPL_FUSES_RELU_CLIP); off for other activations, which
@@ -34,6 +37,9 @@ typedef struct window_state {
 	/* Channels last (std_conv_choose_layout): the pointwise product or the
 	 * depthwise loops of k-nhwc.h, with packed filters for them. */
 	bool nhwc;
+	/* Channels blocked by sixteen (ST_LAYOUT_NCHW16C): k_conv_nchwc with
+	 * filters packed for it, k_pool_nchwc, k_global_pool_nchwc. */
+	bool blocked;
 	/* A pooling computed after the convolution (L->pool, ABI 2.5): its
 	 * window and kind; band by band with the first-layer kernel
 	 * (k_conv_pool_direct) where that fits, else the convolution into the
@@ -105,6 +111,8 @@ conv_packed_bytes(const window_state *s, const k_window *w)
 {
 	if (s->reference)
 		return 0;
+	if (s->blocked)
+		return k_conv_nchwc_packed_floats(w) * sizeof(float);
 	if (s->nhwc && pointwise(w))
 		return k_pointwise_nhwc_packed_bytes(positions(w), w->in_channels, w->out_channels);
 	if (s->nhwc)
@@ -147,6 +155,7 @@ conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_win
 	const void *data = L->weights[0].data;
 	if (s->packed != NULL && bytes == s->packed_bytes && L->weights_generation != 0 &&
 	    L->weights_generation == s->generation && data == s->source && s->packed_nhwc == s->nhwc &&
+	    s->packed_blocked == s->blocked &&
 	    same_window(&s->packed_for, w))
 		return 0;
 	if (bytes != s->packed_bytes || s->packed == NULL) {
@@ -158,7 +167,9 @@ conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_win
 			return -1;
 		}
 	}
-	if (s->nhwc && pointwise(w))
+	if (s->blocked)
+		k_conv_nchwc_pack(w, data, s->packed);
+	else if (s->nhwc && pointwise(w))
 		k_pointwise_nhwc_pack(positions(w), w->in_channels, w->out_channels, data, s->packed);
 	else if (s->nhwc)
 		k_dwconv_nhwc_pack(w, data, s->packed);
@@ -167,15 +178,19 @@ conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_win
 	s->generation = L->weights_generation;
 	s->source = data;
 	s->packed_nhwc = s->nhwc;
+	s->packed_blocked = s->blocked;
 	s->packed_for = *w;
 	return 0;
 }
 
-/* Checks that input 0 and output 0 are FP32 NCHW images of rank 3 to 5 and
- * returns the number of spatial axes, or -1 after api->fail. With nhwc,
- * channels-last images of rank 4 pass too (both tensors alike). */
+#define NCHW_ONLY ST_LAYOUT_BIT(ST_LAYOUT_NCHW)
+#define ANY_LAYOUT (ST_LAYOUT_BIT(ST_LAYOUT_NCHW) | ST_LAYOUT_BIT(ST_LAYOUT_NHWC) | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C))
+
+/* Checks that input 0 and output 0 are FP32 images of rank 3 to 5 in one
+ * of layouts (ST_LAYOUT_BIT()s), both alike, channels-last ones of rank 4,
+ * and returns the number of spatial axes, or -1 after api->fail. */
 static int
-image_tensors_in(st_exec_layer *L, const st_host_api *api, bool nhwc)
+image_tensors_in(st_exec_layer *L, const st_host_api *api, unsigned layouts)
 {
 	if (L->n_inputs < 1 || L->n_outputs < 1) {
 		api->fail(L, "%s needs one input and one output", L->desc->name);
@@ -188,11 +203,12 @@ image_tensors_in(st_exec_layer *L, const st_host_api *api, bool nhwc)
 		return -1;
 	}
 	st_layout layout = L->inputs[0].layout;
-	bool ok = layout == L->outputs[0].layout &&
-	          (layout == ST_LAYOUT_NCHW || (nhwc && layout == ST_LAYOUT_NHWC && in->rank == 4));
+	bool ok = layout == L->outputs[0].layout && (unsigned)layout < ST_LAYOUT_COUNT &&
+	          (layouts & ST_LAYOUT_BIT(layout)) && (layout != ST_LAYOUT_NHWC || in->rank == 4);
 	if (!ok) {
 		api->fail(L, "the CPU %s needs NCHW tensors%s", L->desc->name,
-		          nhwc ? ", or NHWC ones of rank 4 for both input and output" : "");
+		          layouts != NCHW_ONLY ? ", or NHWC ones of rank 4 or NCHW16C ones, alike for input and output"
+		                               : "");
 		return -1;
 	}
 	if (in->rank < 3 || in->rank > 2 + K_MAX_SPATIAL || out->rank != in->rank) {
@@ -207,7 +223,7 @@ image_tensors_in(st_exec_layer *L, const st_host_api *api, bool nhwc)
 static int
 image_tensors(st_exec_layer *L, const st_host_api *api)
 {
-	return image_tensors_in(L, api, false);
+	return image_tensors_in(L, api, NCHW_ONLY);
 }
 
 /* A list parameter as one value per spatial axis (one value for all axes,
@@ -437,7 +453,7 @@ int
 std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 {
 	k_window w;
-	int spatial = image_tensors_in(L, api, true);
+	int spatial = image_tensors_in(L, api, ANY_LAYOUT);
 	if (spatial < 0 || window_read(L, api, &conv_window, spatial, &w) != 0)
 		return -1;
 	w.groups = L->params[CONV_GROUPS].i;
@@ -456,15 +472,21 @@ std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 	s->slots = k_thread_slots();
 	s->post = conv_post(L);
 	s->nhwc = L->inputs[0].layout == ST_LAYOUT_NHWC;
+	s->blocked = L->inputs[0].layout == ST_LAYOUT_NCHW16C;
 	if (s->nhwc && (s->reference || !(pointwise(&w) || k_dwconv_nhwc_fits(&w)))) {
 		api->fail(L, "the CPU convolution runs channels last only 1x1 and depthwise layers, with the fast "
 		             "kernels");
 		return -1;
 	}
+	if (s->blocked && (s->reference || !k_conv_nchwc_fits(&w) || fused_pool(L, api) != NULL)) {
+		api->fail(L, "the CPU convolution runs NCHW16C tensors only with the fast kernels, in 2-D without "
+		             "groups, and without a pooling after it");
+		return -1;
+	}
 	k_gemm_init();
 	if (conv_pack(L, api, s, &w) != 0)
 		return -1;
-	if (s->reference)
+	if (s->reference || s->blocked)
 		L->scratch_bytes = 0;
 	else if (s->nhwc)
 		L->scratch_bytes = pointwise(&w) ? k_pointwise_nhwc_scratch_bytes(positions(&w), w.in_channels,
@@ -498,6 +520,10 @@ std_conv_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	if (s->reference) {
 		k_conv_ref(&s->w, L->inputs[0].data, L->weights[0].data, bias, out);
 		k_post_planes(&s->post, out, output_elements(L), 0, 1);
+	} else if (s->blocked) {
+		float lo = 0.0f, hi = 0.0f;
+		bool clamp = k_post_clamp(&s->post, &lo, &hi);
+		k_conv_nchwc(&s->w, L->inputs[0].data, s->packed, bias, clamp, lo, hi, out, ctx);
 	} else if (s->nhwc && pointwise(&s->w)) {
 		k_pointwise_nhwc(positions(&s->w), s->w.in_channels, s->w.out_channels, L->inputs[0].data, s->packed,
 		                 bias, out, scratch, s->slots, &s->post, ctx);
@@ -533,11 +559,12 @@ quiet_fail(st_exec_layer *L, const char *fmt, ...)
 #define DW_NHWC_MAX_PLANE (28 * 28)
 
 /*
- * The layout a convolution runs in (ST_IMPL_CHOOSES_LAYOUT): channels last
- * for depthwise layers on small planes, and for them and 1x1 layers that
- * get their input channels last already, so a chain of them stays so;
- * NCHW for everything else (the Winograd and direct paths are NCHW) and
- * with the reference loops.
+ * The layout a convolution runs in (ST_IMPL_CHOOSES_LAYOUT): blocked where
+ * k_conv_blocked_layout says (dense layers from blocked input, and those
+ * the blocked kernel runs faster); channels last for depthwise layers on
+ * small planes, and for them and 1x1 layers that get their input channels
+ * last already, so a chain of them stays so; NCHW for everything else (the
+ * Winograd and direct paths are NCHW) and with the reference loops.
  */
 st_layout
 std_conv_choose_layout(const st_exec_layer *L)
@@ -554,6 +581,10 @@ std_conv_choose_layout(const st_exec_layer *L)
 		return ST_LAYOUT_NCHW;
 	w.groups = L->params[CONV_GROUPS].i;
 	bool nhwc_in = L->inputs[0].layout == ST_LAYOUT_NHWC;
+	if (nhwc_in && (pointwise(&w) || k_dwconv_nhwc_fits(&w)))
+		return ST_LAYOUT_NHWC;
+	if (k_conv_blocked_layout(&w, k_cpu_isa(), L->inputs[0].layout == ST_LAYOUT_NCHW16C))
+		return ST_LAYOUT_NCHW16C;
 	if (pointwise(&w))
 		return nhwc_in ? ST_LAYOUT_NHWC : ST_LAYOUT_NCHW;
 	if (k_dwconv_nhwc_fits(&w) && (nhwc_in || in->dims[2] * in->dims[3] <= DW_NHWC_MAX_PLANE))
@@ -658,7 +689,7 @@ static int
 pool_window_of(st_exec_layer *L, const st_host_api *api, window_state *s)
 {
 	k_window w;
-	int spatial = image_tensors(L, api);
+	int spatial = image_tensors_in(L, api, NCHW_ONLY | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C));
 	if (spatial < 0 || window_read(L, api, &pool_window, spatial, &w) != 0)
 		return -1;
 	if (w.out_channels != w.in_channels) {
@@ -681,6 +712,11 @@ pool_prepare(st_exec_layer *L, const st_host_api *api)
 	if (pool_window_of(L, api, s) != 0)
 		return -1;
 	s->reference = reference_wanted();
+	s->blocked = L->inputs[0].layout == ST_LAYOUT_NCHW16C;
+	if (s->blocked && s->reference) {
+		api->fail(L, "the reference pooling runs NCHW tensors only");
+		return -1;
+	}
 	L->scratch_bytes = 0;
 	return 0;
 }
@@ -689,7 +725,9 @@ static int
 pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
 {
 	const window_state *s = L->state;
-	if (s->reference)
+	if (s->blocked)
+		k_pool_nchwc(&s->w, s->pool_mode, s->count_include_pad, L->inputs[0].data, L->outputs[0].data, ctx);
+	else if (s->reference)
 		k_pool_ref(&s->w, s->pool_mode, s->count_include_pad, L->inputs[0].data, L->outputs[0].data);
 	else
 		k_pool(&s->w, s->pool_mode, s->count_include_pad, L->inputs[0].data, L->outputs[0].data, ctx);
@@ -701,7 +739,7 @@ pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
 static int
 global_pool_prepare(st_exec_layer *L, const st_host_api *api)
 {
-	int spatial = image_tensors_in(L, api, true);
+	int spatial = image_tensors_in(L, api, ANY_LAYOUT);
 	if (spatial < 0)
 		return -1;
 	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
@@ -720,6 +758,11 @@ global_pool_prepare(st_exec_layer *L, const st_host_api *api)
 	s->reference = reference_wanted();
 	s->pool_mode = L->params[GLOBAL_POOL_MODE].i == POOLING_MAX ? K_POOL_MAX : K_POOL_AVG;
 	s->nhwc = L->inputs[0].layout == ST_LAYOUT_NHWC;
+	s->blocked = L->inputs[0].layout == ST_LAYOUT_NCHW16C;
+	if (s->blocked && s->reference) {
+		api->fail(L, "the reference global pooling runs NCHW tensors only");
+		return -1;
+	}
 	L->scratch_bytes = 0;
 	return 0;
 }
@@ -731,7 +774,11 @@ global_pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	int64_t planes = s->w.batch * s->w.in_channels, size = 1;
 	for (int i = 0; i < s->w.spatial; i++)
 		size *= s->w.in[i];
-	if (s->nhwc) {
+	if (s->blocked) {
+		/* N x C/16 x size x 16 in, N x C/16 x 16 out. */
+		k_global_pool_nchwc(s->w.batch, s->w.in_channels, size, s->pool_mode, L->inputs[0].data,
+		                    L->outputs[0].data, ctx);
+	} else if (s->nhwc) {
 		/* Channels last: N x H x W x C in memory (the shape stays N x C x
 		 * H x W), and the output's 1 x 1 planes lie as in NCHW. */
 		const st_shape *in = &L->inputs[0].shape;
@@ -744,14 +791,29 @@ global_pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	return 0;
 }
 
-/* Global pooling follows its input: channels last where it comes so. */
+/* Global pooling follows its input: channels last or blocked where it
+ * comes so. */
 static st_layout
 global_pool_choose_layout(const st_exec_layer *L)
 {
 	const st_tensor *in = &L->inputs[0];
-	if (in->layout == ST_LAYOUT_NHWC && in->shape.rank == 4 && in->shape.dtype == ST_DTYPE_FLOAT32 &&
-	    !reference_wanted())
+	if (in->shape.dtype != ST_DTYPE_FLOAT32 || reference_wanted())
+		return ST_LAYOUT_NCHW;
+	if (in->layout == ST_LAYOUT_NHWC && in->shape.rank == 4)
 		return ST_LAYOUT_NHWC;
+	if (in->layout == ST_LAYOUT_NCHW16C && in->shape.rank >= 3 && in->shape.rank <= 2 + K_MAX_SPATIAL)
+		return ST_LAYOUT_NCHW16C;
+	return ST_LAYOUT_NCHW;
+}
+
+/* Pooling too: blocked where its input comes blocked. */
+static st_layout
+pool_choose_layout(const st_exec_layer *L)
+{
+	const st_tensor *in = &L->inputs[0];
+	if (in->layout == ST_LAYOUT_NCHW16C && in->shape.dtype == ST_DTYPE_FLOAT32 && in->shape.rank >= 3 &&
+	    in->shape.rank <= 2 + K_MAX_SPATIAL && !reference_wanted())
+		return ST_LAYOUT_NCHW16C;
 	return ST_LAYOUT_NCHW;
 }
 
@@ -759,17 +821,17 @@ global_pool_choose_layout(const st_exec_layer *L)
 
 #define CPU_FP32_NCHW .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW), \
 	.dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32)
-#define CPU_NCHW_NHWC (ST_LAYOUT_BIT(ST_LAYOUT_NCHW) | ST_LAYOUT_BIT(ST_LAYOUT_NHWC))
 
 const st_impl_desc std_conv_impls[] = {
-	{ .layer = "convolution", .backend = "cpu", .layouts = CPU_NCHW_NHWC, .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32),
+	{ .layer = "convolution", .backend = "cpu", .layouts = ANY_LAYOUT, .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32),
 	  .flags = ST_IMPL_FUSES_RELU_CLIP | ST_IMPL_CHOOSES_LAYOUT | ST_IMPL_FUSES_POOL, .prepare = std_conv_prepare,
 	  .run = std_conv_run, .release = std_window_release, .choose_layout = std_conv_choose_layout },
 	{ .layer = "deconvolution", CPU_FP32_NCHW, .prepare = std_deconv_prepare, .run = std_deconv_run,
 	  .release = std_window_release },
-	{ .layer = "pooling", CPU_FP32_NCHW, .prepare = pool_prepare, .run = pool_run,
-	  .release = std_window_release },
-	{ .layer = "global_pooling", .backend = "cpu", .layouts = CPU_NCHW_NHWC,
+	{ .layer = "pooling", .backend = "cpu", .layouts = NCHW_ONLY | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C),
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .flags = ST_IMPL_CHOOSES_LAYOUT, .prepare = pool_prepare,
+	  .run = pool_run, .release = std_window_release, .choose_layout = pool_choose_layout },
+	{ .layer = "global_pooling", .backend = "cpu", .layouts = ANY_LAYOUT,
 	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .flags = ST_IMPL_CHOOSES_LAYOUT, .prepare = global_pool_prepare,
 	  .run = global_pool_run, .release = std_window_release, .choose_layout = global_pool_choose_layout },
 };

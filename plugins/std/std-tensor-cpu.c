@@ -214,12 +214,61 @@ blend_run(st_exec_layer *L, const st_exec_ctx *ctx)
 
 /* ---- concatenation and split ---- */
 
+/* Most parts a blocked concatenation takes (views of them on the stack). */
+#define CONCAT_BLOCKED_PARTS 64
+
+/* Whether the concatenation of L's inputs along axis can run on blocked
+ * tensors (ST_LAYOUT_NCHW16C): float32 images, along the channels of
+ * whole blocks (each part a multiple of 16), or along the samples. */
+static bool
+concat_blockable(const st_exec_layer *L, int axis)
+{
+	for (int i = 0; i < L->n_inputs; i++) {
+		const st_shape *s = &L->inputs[i].shape;
+		if (s->dtype != ST_DTYPE_FLOAT32 || s->rank < 3 || (axis == 1 && s->dims[1] % ST_LAYOUT_BLOCK != 0))
+			return false;
+	}
+	return (axis == 0 || axis == 1) && L->n_inputs <= CONCAT_BLOCKED_PARTS;
+}
+
+/* Blocked where every input comes blocked and whole blocks join. */
+static st_layout
+concat_choose_layout(const st_exec_layer *L)
+{
+	int axis = std_axis(L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank);
+	for (int i = 0; i < L->n_inputs; i++) {
+		if (L->inputs[i].layout != ST_LAYOUT_NCHW16C)
+			return ST_LAYOUT_NCHW;
+	}
+	return L->n_inputs > 0 && concat_blockable(L, axis) ? ST_LAYOUT_NCHW16C : ST_LAYOUT_NCHW;
+}
+
+/* A blocked tensor of shape N x C x spatial... is, in memory, the NCHW
+ * tensor N x ceil(C / 16) x (spatial... x 16). */
+static st_tensor
+blocks_view(const st_tensor *t)
+{
+	int64_t blocks = (t->shape.dims[1] + ST_LAYOUT_BLOCK - 1) / ST_LAYOUT_BLOCK;
+	st_tensor v = { .data = t->data, .layout = ST_LAYOUT_NCHW };
+	v.shape = (st_shape){ .dtype = t->shape.dtype, .rank = 3, .dims = { t->shape.dims[0], blocks, ST_LAYOUT_BLOCK } };
+	for (int i = 2; i < t->shape.rank; i++)
+		v.shape.dims[2] *= t->shape.dims[i];
+	return v;
+}
+
 static int
 concat_run(st_exec_layer *L, const st_exec_ctx *ctx)
 {
 	st_tensor *out = &L->outputs[0];
 	int axis = std_axis(L->params[CONCAT_AXIS].i, out->shape.rank);
-	k_concat(L->inputs, L->n_inputs, axis, out, ctx);
+	if (out->layout != ST_LAYOUT_NCHW16C) {
+		k_concat(L->inputs, L->n_inputs, axis, out, ctx);
+		return 0;
+	}
+	st_tensor parts[CONCAT_BLOCKED_PARTS], whole = blocks_view(out);
+	for (int i = 0; i < L->n_inputs; i++)
+		parts[i] = blocks_view(&L->inputs[i]);
+	k_concat(parts, L->n_inputs, axis, &whole, ctx);
 	return 0;
 }
 
@@ -235,7 +284,20 @@ axis_prepare(st_exec_layer *L, const st_host_api *api, int64_t axis, int rank)
 static int
 concat_prepare(st_exec_layer *L, const st_host_api *api)
 {
-	return axis_prepare(L, api, L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank);
+	if (axis_prepare(L, api, L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank) != 0)
+		return -1;
+	if (L->outputs[0].layout != ST_LAYOUT_NCHW16C)
+		return 0;
+	bool alike = true;
+	for (int i = 0; i < L->n_inputs; i++)
+		alike = alike && L->inputs[i].layout == ST_LAYOUT_NCHW16C;
+	if (!alike || !concat_blockable(L, std_axis(L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank))) {
+		api->fail(L, "on NCHW16C tensors the CPU concatenation joins at most %d float32 images, all "
+		             "blocked, along the samples or along channels in multiples of 16",
+		          CONCAT_BLOCKED_PARTS);
+		return -1;
+	}
+	return 0;
 }
 
 static int
@@ -270,8 +332,9 @@ const st_impl_desc std_tensor_impls[] = {
 	  .prepare = eltwise_prepare, .run = eltwise_run },
 	{ .layer = "linear_blend", .backend = "cpu", .layouts = NCHW, .dtypes = BIT(FLOAT32),
 	  .prepare = blend_prepare, .run = blend_run },
-	{ .layer = "concatenation", .backend = "cpu", .layouts = NCHW, .dtypes = ST_DTYPE_BITS_ALL,
-	  .prepare = concat_prepare, .run = concat_run },
+	{ .layer = "concatenation", .backend = "cpu", .layouts = NCHW | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C),
+	  .dtypes = ST_DTYPE_BITS_ALL, .flags = ST_IMPL_CHOOSES_LAYOUT, .prepare = concat_prepare,
+	  .run = concat_run, .choose_layout = concat_choose_layout },
 	{ .layer = "split", .backend = "cpu", .layouts = NCHW, .dtypes = ST_DTYPE_BITS_ALL,
 	  .prepare = split_prepare, .run = split_run },
 };

@@ -142,11 +142,11 @@ print_man(FILE *out)
 	          "F(2,3), or always F(4,3) where it applies. Unset, each layer takes what was measured "
 	          "faster for its shape (docs/performance.md). For comparisons.\n");
 	fprintf(out, ".TP\n.B STRATA_BLOCKED\n");
-	roff(out, "off or on: convolutions on the CPU never or always (where it applies) run on the "
-	          "channel-blocked kernel, converting their input and output around it. Unset, the "
-	          "stride-2 and small-plane layers where it was measured faster take it, with AVX-512 "
-	          "(docs/performance.md); STRATA_WINOGRAD=2 or 4 keeps it off the shapes Winograd "
-	          "fits. For comparisons.\n");
+	roff(out, "off or on: convolutions on the CPU never or always (2-D, without groups) run on the "
+	          "channel-blocked kernel (NCHW16C tensors). Unset, with AVX-512, the stride-2 and "
+	          "small-plane layers where it was measured faster take it, and in fp32-nchw plans the "
+	          "layers after them stay blocked, converting once at each end (docs/performance.md); "
+	          "STRATA_WINOGRAD=2 or 4 keeps it off the shapes Winograd fits. For comparisons.\n");
 	fprintf(out, ".TP\n.B STRATA_FUSE\n");
 	roff(out, "0 turns off fusion in CPU plans: batch norm folded into the convolution before it, "
 	          "and the residual add and activation run on that convolution's output. For "
@@ -154,7 +154,8 @@ print_man(FILE *out)
 	fprintf(out, ".TP\n.B STRATA_LAYOUTS\n");
 	roff(out, "fixed keeps every step of an fp32-nchw CPU plan in NCHW. Unset, the std convolution "
 	          "runs small depthwise layers, and the 1x1 and depthwise layers after them, channels last "
-	          "(NHWC), converting once at each end of such a chain. For comparisons.\n");
+	          "(NHWC), and the layers STRATA_BLOCKED describes blocked (NCHW16C), converting once at "
+	          "each end of such a chain. For comparisons.\n");
 	fprintf(out, ".TP\n.B STRATA_KERNELS\n");
 	roff(out, "reference runs convolutions and normalisations (std and XWN plugins) on plain reference loops instead of the fast "
 	          "CPU kernels (slow; for checking them).\n");

@@ -72,6 +72,28 @@ st_shape_bytes(const st_shape *s)
 	return n * size;
 }
 
+int64_t
+st_layout_elements(const st_shape *s, st_layout l)
+{
+	if (l != ST_LAYOUT_NCHW16C || s->rank < 3)
+		return st_shape_elements(s);
+	st_shape padded = *s;
+	if (padded.dims[1] < 0 || padded.dims[1] > INT64_MAX - ST_LAYOUT_BLOCK)
+		return -1;
+	padded.dims[1] = (padded.dims[1] + ST_LAYOUT_BLOCK - 1) / ST_LAYOUT_BLOCK * ST_LAYOUT_BLOCK;
+	return st_shape_elements(&padded);
+}
+
+int64_t
+st_layout_bytes(const st_shape *s, st_layout l)
+{
+	int64_t n = st_layout_elements(s, l);
+	int size = st_dtype_size(s->dtype);
+	if (n < 0 || n > INT64_MAX / (size ? size : 1))
+		return -1;
+	return n * size;
+}
+
 bool
 st_shape_equal(const st_shape *a, const st_shape *b)
 {
@@ -815,6 +837,8 @@ const st_param_desc st_network_params[ST_NET_COUNT] = {
 const char *
 st_tensor_format_name(st_tensor_format f)
 {
+	if (f == ST_FORMAT_FP32_NCHW16C)
+		return "fp32-nchw16c";
 	return (unsigned)f < 4 ? tensor_formats[f] : "invalid";
 }
 

@@ -195,7 +195,10 @@ typedef enum st_tensor_format {
 	ST_FORMAT_FP32_NCHW,
 	ST_FORMAT_FP32_NHWC,
 	ST_FORMAT_FP16_NCHW,
-	ST_FORMAT_FP16_NHWC
+	ST_FORMAT_FP16_NHWC,
+	/* A plan step's only, never a network's or a plan's: float32 with
+	 * channels blocked by sixteen (ST_LAYOUT_NCHW16C). */
+	ST_FORMAT_FP32_NCHW16C
 } st_tensor_format;
 
 /* Network parameters, by position in st_network_params. */
@@ -318,6 +321,12 @@ int st_dtype_size(st_dtype t);
 int64_t st_shape_elements(const st_shape *s);
 /* Bytes of a shape, -1 on overflow. */
 int64_t st_shape_bytes(const st_shape *s);
+/* Elements and bytes a tensor of shape s takes in layout l: with
+ * ST_LAYOUT_NCHW16C (rank 3 or more) the channels are rounded up to whole
+ * blocks; as st_shape_elements and st_shape_bytes otherwise. -1 on
+ * overflow. */
+int64_t st_layout_elements(const st_shape *s, st_layout l);
+int64_t st_layout_bytes(const st_shape *s, st_layout l);
 bool st_shape_equal(const st_shape *a, const st_shape *b);
 /* "1x3x224x224" ("scalar" for rank 0); returns the length it needed. */
 int st_shape_format(const st_shape *s, char *buf, int size);

@@ -39,9 +39,11 @@ extern "C" {
  * layout choice per layer: ST_IMPL_CHOOSES_LAYOUT and
  * st_impl_desc.choose_layout, which a host reads only under that flag.
  * Minor 5 added a pooling computed by the layer before it:
- * ST_IMPL_FUSES_POOL and st_exec_layer.pool.
+ * ST_IMPL_FUSES_POOL and st_exec_layer.pool. Minor 6 added the blocked
+ * layout ST_LAYOUT_NCHW16C, which a host hands only to implementations
+ * declaring it.
  */
-#define ST_PLUGIN_ABI_MINOR 5u
+#define ST_PLUGIN_ABI_MINOR 6u
 
 #define ST_MAX_RANK 8     /* tensors have rank 0 to 8 */
 #define ST_MAX_OUTPUTS 64 /* most outputs one layer may have */
@@ -166,12 +168,24 @@ typedef struct st_plugin_ctx st_plugin_ctx;
 
 /* How a tensor's elements lie in memory. The shape is always logical
  * (N, C, spatial... for images); NCHW stores it in that order (row-major),
- * NHWC stores channels last: N, spatial..., C. Below rank 3 both are the same. */
+ * NHWC stores channels last: N, spatial..., C. Below rank 3 all are the
+ * same, and a host calls them NCHW.
+ *
+ * NCHW16C (ABI 2.6) blocks channels by sixteen: N, ceil(C / 16),
+ * spatial..., 16, the sixteen channels of one position side by side (a
+ * 64-byte vector). Only float32 tensors take it. The lanes past C of the
+ * last block are zero: every implementation that writes such a tensor
+ * leaves them zero, and may count on them being zero in its inputs. Such a
+ * tensor holds N * ceil(C / 16) * 16 * spatial... elements. */
 typedef enum st_layout {
 	ST_LAYOUT_NCHW,
 	ST_LAYOUT_NHWC,
+	ST_LAYOUT_NCHW16C,
 	ST_LAYOUT_COUNT
 } st_layout;
+
+/* Channels of one block of ST_LAYOUT_NCHW16C. */
+#define ST_LAYOUT_BLOCK 16
 
 /* A tensor handed to an implementation. data holds float (FLOAT32), uint16_t
  * IEEE binary16 bits (FLOAT16), int64_t, int32_t, int8_t, uint8_t or uint8_t

@@ -357,6 +357,25 @@ slope_range(void *arg, int64_t begin, int64_t end)
  * itself: every one (ST_IMPL_FUSES_ACTIVATION), or a relu or a clip
  * (ST_IMPL_FUSES_RELU_CLIP). A step with an add to make first is given
  * none (plan_steps). */
+/* Sets the lanes past the channels of blocked tensor t (ST_LAYOUT_NCHW16C)
+ * to zero again: those of each position of the last block of a sample. */
+static void
+zero_block_lanes(const st_tensor *t)
+{
+	int64_t c = t->shape.dims[1], live = c % ST_LAYOUT_BLOCK;
+	if (live == 0)
+		return;
+	int64_t blocks = c / ST_LAYOUT_BLOCK + 1, plane = 1;
+	for (int i = 2; i < t->shape.rank; i++)
+		plane *= t->shape.dims[i];
+	float *x = t->data;
+	for (int64_t n = 0; n < t->shape.dims[0]; n++) {
+		float *last = x + ((n * blocks + blocks - 1) * plane) * ST_LAYOUT_BLOCK;
+		for (int64_t p = 0; p < plane; p++)
+			memset(last + p * ST_LAYOUT_BLOCK + live, 0, sizeof *last * (size_t)(ST_LAYOUT_BLOCK - live));
+	}
+}
+
 static bool
 impl_applies_act(const plan_step *s)
 {
@@ -373,7 +392,8 @@ plan_epilogue(st_plan *p, plan_step *s)
 	if (s->epi_other < 0 && !act)
 		return;
 	st_tensor *out = &s->out_view[0];
-	int64_t n = st_shape_elements(&out->shape);
+	bool blocked = out->layout == ST_LAYOUT_NCHW16C && out->shape.rank >= 3;
+	int64_t n = st_layout_elements(&out->shape, out->layout);
 	epilogue_job j = { .x = out->data };
 	if (s->epi_other >= 0)
 		j.other = p->tensors[s->epi_other].t.data;
@@ -384,8 +404,13 @@ plan_epilogue(st_plan *p, plan_step *s)
 	}
 	if (j.other != NULL || j.act != NULL)
 		p->ctx.parallel_for(&p->ctx, n, 16384, epilogue_range, &j);
-	if (!slope)
+	if (!slope) {
+		/* The activation of zero need not be zero: the lanes past the
+		 * channels of a blocked tensor are zero again. */
+		if (blocked && j.act != NULL)
+			zero_block_lanes(out);
 		return;
+	}
 	/* prelu with learned per-channel slopes, after the add. */
 	j.other = NULL;
 	j.act = as->act_impl;
@@ -394,6 +419,17 @@ plan_epilogue(st_plan *p, plan_step *s)
 	j.slope = as->slope;
 	if (j.channels == 0 || n == 0)
 		return;
+	if (blocked) {
+		/* Sixteen channels a position, those of the last block live. */
+		int64_t blocks = (j.channels + ST_LAYOUT_BLOCK - 1) / ST_LAYOUT_BLOCK;
+		int64_t runs = n / ST_LAYOUT_BLOCK, plane = runs / (out->shape.dims[0] * blocks);
+		for (int64_t r = 0; r < runs; r++) {
+			int64_t cb = r / plane % blocks, live = j.channels - cb * ST_LAYOUT_BLOCK;
+			j.act->apply(j.coef, j.x + r * ST_LAYOUT_BLOCK, live < ST_LAYOUT_BLOCK ? live : ST_LAYOUT_BLOCK,
+			             j.slope + cb * ST_LAYOUT_BLOCK, 1);
+		}
+		return;
+	}
 	if (out->layout == ST_LAYOUT_NHWC && out->shape.rank >= 3) {
 		/* Channels last: each pixel is one run over all channels. */
 		for (int64_t px = 0; px < n / j.channels; px++)
@@ -432,8 +468,12 @@ concat_in_place(st_plan *p, plan_step *s)
 		axis += shape->rank;
 	if (axis < 0 || axis >= shape->rank)
 		return false;
-	/* NHWC keeps channels last: a channel slice is not one run. */
-	if (out->t.layout != ST_LAYOUT_NCHW && axis > 0)
+	/* NHWC keeps channels last: a channel slice is not one run. Blocked
+	 * tensors keep blocks of sixteen channels apart: a slice of whole
+	 * blocks is one run (checked below, part by part). */
+	if (out->t.layout == ST_LAYOUT_NHWC && axis > 0)
+		return false;
+	if (out->t.layout == ST_LAYOUT_NCHW16C && axis > 1)
 		return false;
 	for (int d = 0; d < axis; d++) {
 		if (shape->dims[d] != 1)
@@ -451,6 +491,8 @@ concat_in_place(st_plan *p, plan_step *s)
 		const plan_tensor *t = &p->tensors[id];
 		if (t->pinned || t->parent >= 0 || t->first < 0 || t->t.shape.dtype != shape->dtype ||
 		    t->t.layout != out->t.layout || at % 64 != 0)
+			return false;
+		if (t->t.layout == ST_LAYOUT_NCHW16C && axis == 1 && t->t.shape.dims[1] % ST_LAYOUT_BLOCK != 0)
 			return false;
 		/* A tensor some other concatenation already made a parent. */
 		for (int i = 0; i < p->n_tensors; i++) {

@@ -33,6 +33,8 @@ static st_tensor_format
 format_of(st_dtype float_dtype, st_layout layout)
 {
 	bool half = float_dtype == ST_DTYPE_FLOAT16;
+	if (layout == ST_LAYOUT_NCHW16C)
+		return ST_FORMAT_FP32_NCHW16C;
 	if (layout == ST_LAYOUT_NHWC)
 		return half ? ST_FORMAT_FP16_NHWC : ST_FORMAT_FP32_NHWC;
 	return half ? ST_FORMAT_FP16_NCHW : ST_FORMAT_FP32_NCHW;
@@ -152,9 +154,12 @@ add_tensor(st_plan *p, const st_shape *shape, st_layout layout)
 	plan_tensor *t = &p->tensors[p->n_tensors];
 	memset(t, 0, sizeof *t);
 	t->t.shape = *shape;
-	/* Below rank 3 the layouts coincide; calling them NCHW avoids needless conversions. */
+	/* Below rank 3 the layouts coincide; calling them NCHW avoids needless
+	 * conversions. Only float32 tensors are blocked. */
 	t->t.layout = shape->rank >= 3 ? layout : ST_LAYOUT_NCHW;
-	int64_t bytes = st_shape_bytes(shape);
+	if (layout == ST_LAYOUT_NCHW16C && shape->dtype != ST_DTYPE_FLOAT32)
+		t->t.layout = ST_LAYOUT_NCHW;
+	int64_t bytes = st_layout_bytes(shape, t->t.layout);
 	t->bytes = bytes > 0 ? (size_t)bytes : 0;
 	t->first = t->last = -1;
 	t->parent = -1;
@@ -186,10 +191,14 @@ touch(plan_tensor *t, int step)
 static const char *
 short_format(st_dtype dtype, st_layout layout)
 {
-	static const char *const names[2][2] = { { "fp32-nchw", "fp32-nhwc" }, { "fp16-nchw", "fp16-nhwc" } };
+	static const char *const names[2][3] = { { "fp32-nchw", "fp32-nhwc", "fp32-nchw16c" },
+		                                 { "fp16-nchw", "fp16-nhwc", "fp16-nchw16c" } };
+	static const char *const plain[3] = { "nchw", "nhwc", "nchw16c" };
+	if ((unsigned)layout >= ST_LAYOUT_COUNT)
+		layout = ST_LAYOUT_NCHW;
 	if (!is_float(dtype))
-		return layout == ST_LAYOUT_NHWC ? "nhwc" : "nchw";
-	return names[dtype == ST_DTYPE_FLOAT16][layout == ST_LAYOUT_NHWC];
+		return plain[layout];
+	return names[dtype == ST_DTYPE_FLOAT16][layout];
 }
 
 /* A tensor id holding src converted to (dtype, layout), adding a conversion
@@ -199,7 +208,7 @@ static int
 converted(st_plan *p, int src, st_dtype dtype, st_layout layout, layer_slot *slot)
 {
 	plan_tensor *s = &p->tensors[src];
-	if (s->t.shape.rank < 3)
+	if (s->t.shape.rank < 3 || (layout == ST_LAYOUT_NCHW16C && dtype != ST_DTYPE_FLOAT32))
 		layout = ST_LAYOUT_NCHW;
 	if (s->t.shape.dtype == dtype && s->t.layout == layout)
 		return src;
@@ -223,6 +232,23 @@ converted(st_plan *p, int src, st_dtype dtype, st_layout layout, layer_slot *slo
 	return dst;
 }
 
+/* Whether every float tensor the layer of slot reads and writes can be
+ * blocked: float32 of rank 3 or more (integer tensors stay as they are). */
+static bool
+blockable(const st_plan *p, const layer_slot *slot, const int *in)
+{
+	for (int k = 0; k < slot->layer->n_inputs; k++) {
+		const st_shape *s = in[k] >= 0 ? &p->tensors[in[k]].t.shape : NULL;
+		if (s != NULL && is_float(s->dtype) && s->rank < 3)
+			return false;
+	}
+	for (int k = 0; k < slot->n_outputs; k++) {
+		if (is_float(slot->outputs[k].dtype) && slot->outputs[k].rank < 3)
+			return false;
+	}
+	return true;
+}
+
 /*
  * The layout an implementation that chooses picks for the layer of slot,
  * its inputs being tensors in[] (-1 for none); fallback where it picks one
@@ -230,7 +256,7 @@ converted(st_plan *p, int src, st_dtype dtype, st_layout layout, layer_slot *slo
  * weights, no data.
  */
 static st_layout
-chosen_layout(const st_plan *p, const layer_slot *slot, const int *in, st_layout fallback)
+chosen_layout(const st_plan *p, const layer_slot *slot, const int *in, st_dtype dtype, st_layout fallback)
 {
 	const st_layer *l = slot->layer;
 	int n_in = l->n_inputs, n_out = slot->n_outputs;
@@ -257,6 +283,9 @@ chosen_layout(const st_plan *p, const layer_slot *slot, const int *in, st_layout
 	free(ins);
 	free(outs);
 	if (got < 0 || got >= ST_LAYOUT_COUNT || !(slot->impl->layouts & ST_LAYOUT_BIT(got)))
+		return fallback;
+	/* Blocked tensors are float32 images. */
+	if (got == ST_LAYOUT_NCHW16C && (dtype != ST_DTYPE_FLOAT32 || !blockable(p, slot, in)))
 		return fallback;
 	return got;
 }
@@ -543,7 +572,7 @@ plan_build(st_plan *p, st_diag *d)
 		 * converted around, as for implementations without NHWC). */
 		if ((impl->flags & ST_IMPL_CHOOSES_LAYOUT) && (p->layouts_chosen || p->layout != ST_LAYOUT_NCHW) &&
 		    slot->fuse_pool < 0)
-			layout = chosen_layout(p, slot, in, layout);
+			layout = chosen_layout(p, slot, in, fdtype, layout);
 		for (int k = 0; k < n_in; k++) {
 			if (in[k] < 0)
 				continue;

@@ -8,33 +8,60 @@
 #include <string.h>
 
 #include "engine-internal.h"
+#include "k-nchwc.h"
 #include "k-tensor.h"
 
 /* ---- conversions between dtypes and layouts ---- */
 
+/* Moves src's elements (logical shape, dtype alike on both sides: float32
+ * where either layout is blocked) from layout a at from to layout b at to. */
+static void
+relayout(const void *from, st_layout a, void *to, st_layout b, const st_shape *shape, const st_exec_ctx *ctx)
+{
+	if (a == ST_LAYOUT_NCHW16C || b == ST_LAYOUT_NCHW16C) {
+		int64_t n = shape->dims[0], c = shape->dims[1], plane = 1;
+		for (int i = 2; i < shape->rank; i++)
+			plane *= shape->dims[i];
+		if (a == ST_LAYOUT_NCHW16C && b == ST_LAYOUT_NCHW)
+			k_nchwc_to_nchw(n, c, plane, 1, from, to, ctx);
+		else if (a == ST_LAYOUT_NCHW16C)
+			k_nchwc_to_nhwc(n, c, plane, from, to, ctx);
+		else if (a == ST_LAYOUT_NCHW)
+			k_nchwc_from_nchw(n, c, plane, 1, from, to, ctx);
+		else
+			k_nchwc_from_nhwc(n, c, plane, from, to, ctx);
+		return;
+	}
+	size_t elem = (size_t)st_dtype_size(shape->dtype);
+	if (b == ST_LAYOUT_NHWC)
+		k_nchw_to_nhwc(from, to, shape, elem, ctx);
+	else
+		k_nhwc_to_nchw(from, to, shape, elem, ctx);
+}
+
 void
 convert_tensor(const st_tensor *src, st_tensor *dst, void *tmp, const st_exec_ctx *ctx)
 {
-	int64_t n = st_shape_elements(&src->shape);
 	bool same_layout = src->layout == dst->layout || src->shape.rank < 3;
 	st_dtype a = src->shape.dtype, b = dst->shape.dtype;
 	if (same_layout) {
-		k_convert(src->data, a, dst->data, b, n);
+		k_convert(src->data, a, dst->data, b, st_layout_elements(&src->shape, src->layout));
 		return;
 	}
-	/* Change the dtype first (into tmp when it changes), then the layout. */
-	const void *from = src->data;
-	if (a != b) {
-		k_convert(src->data, a, tmp, b, n);
-		from = tmp;
-	}
+	int64_t n = st_shape_elements(&src->shape);
 	st_shape logical = src->shape;
-	logical.dtype = b;
-	size_t elem = (size_t)st_dtype_size(b);
-	if (dst->layout == ST_LAYOUT_NHWC)
-		k_nchw_to_nhwc(from, dst->data, &logical, elem, ctx);
-	else
-		k_nhwc_to_nchw(from, dst->data, &logical, elem, ctx);
+	if (a == b) {
+		relayout(src->data, src->layout, dst->data, dst->layout, &logical, ctx);
+	} else if (src->layout == ST_LAYOUT_NCHW16C) {
+		/* Blocked tensors are float32: the layout first (into tmp), then the dtype. */
+		relayout(src->data, src->layout, tmp, dst->layout, &logical, ctx);
+		k_convert(tmp, a, dst->data, b, n);
+	} else {
+		/* The dtype first (into tmp), then the layout. */
+		k_convert(src->data, a, tmp, b, n);
+		logical.dtype = b;
+		relayout(tmp, src->layout, dst->data, dst->layout, &logical, ctx);
+	}
 }
 
 /* ---- weights ---- */

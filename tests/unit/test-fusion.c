@@ -9,6 +9,7 @@
 
 #include "helpers.h"
 #include "st-engine.h"
+#include "st-io.h"
 #include "st-report.h"
 
 /* A checked graph of std layers built by an edit script. */
@@ -673,4 +674,134 @@ Test(fusion, pooling_stays_a_step_where_it_cannot_follow)
 		char *text = compare_plans(stem, formats[f], 1, 1e-2, NULL, false);
 		free(text);
 	}
+}
+
+/* ---- blocked tensors (NCHW16C, ABI 2.6) ---- */
+
+/* Channels off the blocks (24, 40) and on them (32 + 16): a 3x3 layer with
+ * a relu, a strided one with a folded batch norm and a leaky relu the host
+ * applies, a max pooling, a 1x1 layer with the pooling added and a sigmoid
+ * after (host-applied: the lanes past the channels must be zero again), a
+ * concatenation of whole blocks, an average pooling and a global one; the
+ * add's result is an output too. */
+static const char *const blocked_net =
+	"add input data; set data dims 20x13x15;"
+	"add convolution a; set a num_output 24; set a kernel 3x3; set a padding same; activation a relu;"
+	"connect data a;"
+	"add convolution b; set b num_output 24; set b kernel 3x3; set b stride 2x2; set b bias false; connect a b;"
+	"add batch_normalization b_bn; activation b_bn leaky_relu; connect b b_bn;"
+	"add pooling p; set p kernel 2x2; set p stride 1x1; set p padding same; connect b_bn p;"
+	"add convolution c; set c num_output 24; set c kernel 1x1; connect p c;"
+	"add elementwise sum; set sum operation add; activation sum sigmoid; connect c sum; connect p sum;"
+	"add convolution e1; set e1 num_output 32; set e1 kernel 1x1; activation e1 relu; connect sum e1;"
+	"add convolution e3; set e3 num_output 16; set e3 kernel 3x3; set e3 padding same; connect sum e3;"
+	"add concatenation cat; connect e1 cat; connect e3 cat;"
+	"add pooling avg; set avg mode avg; set avg kernel 3x3; set avg pads 1; set avg count_include_pad true;"
+	"connect cat avg;"
+	"add convolution f; set f num_output 40; set f kernel 3x3; connect avg f;"
+	"add global_pooling gap; connect f gap; add output out; connect gap out;"
+	"add output mid; connect sum mid";
+
+/* With STRATA_BLOCKED=on every dense layer runs blocked, and the layers
+ * between them stay so: the plan agrees with one kept NCHW, at every
+ * level the machine has, on 1 and 2 threads, and on another input size. */
+Test(fusion, blocked_chains_agree_with_nchw_plans)
+{
+	cr_assert_eq(setenv("STRATA_BLOCKED", "on", 1), 0);
+	for (int threads = 1; threads <= 2; threads++) {
+		char *text = compare_layouts(blocked_net, threads);
+		static const char *const want[] = {
+			"a                        convolution, fp32-nchw16c + relu",
+			"b                        convolution, fp32-nchw16c + b_bn folded + leaky_relu",
+			"p                        pooling, fp32-nchw16c",
+			"c                        convolution, fp32-nchw16c + sum + sigmoid",
+			"cat                      concatenation, fp32-nchw16c, in place",
+			"avg                      pooling, fp32-nchw16c",
+			"gap                      global_pooling, fp32-nchw16c",
+		};
+		for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+			cr_assert(strstr(text, want[i]) != NULL, "%s in:\n%s", want[i], text);
+		/* Into the first layer, no more (the outputs leave blocked,
+		 * converted as they are read). */
+		cr_assert(strstr(text, "(1 conversions)") != NULL, "%s", text);
+		free(text);
+	}
+	st_plan_options chosen = { .format = ST_FORMAT_FP32_NCHW, .threads = 2 };
+	st_plan_options fixed = { .format = ST_FORMAT_FP32_NCHW, .threads = 2, .fixed_layouts = true };
+	free(compare_with(blocked_net, &chosen, &fixed, 1e-5, "2x20x13x30", false));
+	cr_assert_eq(unsetenv("STRATA_BLOCKED"), 0);
+}
+
+/* Blocked layers between channels-last tensors (an fp32-nhwc plan): the
+ * conversions go straight between the two layouts. */
+Test(fusion, blocked_layers_in_channels_last_plans)
+{
+	cr_assert_eq(setenv("STRATA_BLOCKED", "on", 1), 0);
+	st_plan_options nhwc = { .format = ST_FORMAT_FP32_NHWC, .threads = 2 };
+	st_plan_options nchw = { .format = ST_FORMAT_FP32_NCHW, .threads = 2, .fixed_layouts = true };
+	char *text = compare_with(blocked_net, &nhwc, &nchw, 1e-5, NULL, false);
+	cr_assert(strstr(text, "convert fp32-nhwc -> fp32-nchw16c") != NULL, "%s", text);
+	cr_assert(strstr(text, "convert fp32-nchw16c -> fp32-nhwc") != NULL, "%s", text);
+	free(text);
+	/* And in FP16 plans nothing is blocked (blocked tensors are float32). */
+	st_plan_options half = { .format = ST_FORMAT_FP16_NHWC, .threads = 2 };
+	text = compare_with(blocked_net, &half, &nchw, 1e-2, NULL, false);
+	cr_assert(strstr(text, "nchw16c") == NULL, "%s", text);
+	free(text);
+	cr_assert_eq(unsetenv("STRATA_BLOCKED"), 0);
+}
+
+/* prelu with learned per-channel slopes (from a weights folder) after a
+ * blocked convolution of 20 channels: the host applies each block's
+ * sixteen slopes, four in the last block. */
+Test(fusion, blocked_prelu_takes_each_channels_slope)
+{
+	cr_assert_eq(setenv("STRATA_BLOCKED", "on", 1), 0);
+	st_session *s = model("add input data; set data dims 6x9x10;"
+	                      "add convolution c; set c num_output 20; set c kernel 3x3; activation c prelu;"
+	                      "connect data c; add output out; connect c out");
+	char *dir = test_temp_dir("blocked-prelu");
+	test_rng r = { 29 };
+	struct {
+		const char *file;
+		st_shape shape;
+	} files[] = { { "c_weights.npy", test_shape("20x6x3x3") }, { "c_bias.npy", test_shape("20") },
+		      { "c_prelu_slope.npy", test_shape("20") } };
+	for (size_t i = 0; i < 3; i++) {
+		float *v = test_random_floats(&r, st_shape_elements(&files[i].shape));
+		char path[1024], err[256];
+		snprintf(path, sizeof path, "%s/%s", dir, files[i].file);
+		cr_assert_eq(st_npy_write(path, &files[i].shape, v, err, sizeof err), 0, "%s", err);
+		free(v);
+	}
+	st_plan_options chosen = { .format = ST_FORMAT_FP32_NCHW, .threads = 2 };
+	st_plan_options fixed = { .format = ST_FORMAT_FP32_NCHW, .threads = 2, .fixed_layouts = true };
+	st_plan *p = compile_with(s, &chosen), *q = compile_with(s, &fixed);
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_bind_weights(p, dir, &d), 0, "%s", d.count ? d.items[0].text : "");
+	cr_assert_eq(st_plan_bind_weights(q, dir, &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_diag_free(&d);
+	st_shape in = *st_plan_input_shape(q, 0);
+	feed(p, &in, 4);
+	feed(q, &in, 4);
+	int64_t n, m;
+	float *y = run_output(p, 0, &n), *want = run_output(q, 0, &m);
+	cr_assert_eq(n, m);
+	assert_agree(y, want, n, 1e-5, "prelu");
+	/* The slopes did something: some output is negative and not -0. */
+	bool negative = false;
+	for (int64_t i = 0; i < n; i++)
+		negative = negative || want[i] < 0;
+	cr_assert(negative);
+	char *text = describe(p);
+	cr_assert(strstr(text, "c                        convolution, fp32-nchw16c + prelu") != NULL, "%s", text);
+	free(text);
+	free(y);
+	free(want);
+	st_plan_free(p);
+	st_plan_free(q);
+	st_session_free(s);
+	test_remove_dir(dir);
+	cr_assert_eq(unsetenv("STRATA_BLOCKED"), 0);
 }

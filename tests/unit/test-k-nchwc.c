@@ -321,3 +321,133 @@ Test(k_nchwc, the_environment_forces_as_the_calls_do)
 	cr_assert_eq(unsetenv("STRATA_WINOGRAD"), 0);
 	cr_assert_eq(k_winograd_chosen(&big, isa), rule_big);
 }
+
+/* A sample's NCHW planes from channels-last ones and back (the plain loops). */
+static void
+nchw_from_nhwc(int64_t n, int64_t c, int64_t plane, const float *src, float *dst)
+{
+	for (int64_t s = 0; s < n; s++)
+		for (int64_t ch = 0; ch < c; ch++)
+			for (int64_t p = 0; p < plane; p++)
+				dst[(s * c + ch) * plane + p] = src[(s * plane + p) * c + ch];
+}
+
+/* Blocked from and to channels last gives the bits the planar conversions
+ * give, the lanes past the channels zero, serially and in pieces. */
+Test(k_nchwc, channels_last_conversions_match_the_planar_ones)
+{
+	test_rng r = { 5 };
+	static const int64_t shapes[][3] = { { 2, 21, 15 }, { 1, 37, 35 }, { 1, 64, 81 }, { 3, 5, 1 } };
+	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+		int64_t n = shapes[i][0], c = shapes[i][1], plane = shapes[i][2], all = n * c * plane;
+		float *nhwc = test_random_floats(&r, all), *nchw = malloc(sizeof *nchw * (size_t)all);
+		nchw_from_nhwc(n, c, plane, nhwc, nchw);
+		int64_t nb = k_nchwc_floats(n, c, plane, 1);
+		float *want = test_nan_floats(nb);
+		k_nchwc_from_nchw(n, c, plane, 1, nchw, want, NULL);
+		for (int pieces = 1; pieces <= 3; pieces++) {
+			st_exec_ctx ctx = { .n_threads = pieces, .parallel_for = test_pieces_run };
+			float *blocked = test_nan_floats(nb), *back = test_nan_floats(all);
+			k_nchwc_from_nhwc(n, c, plane, nhwc, blocked, pieces > 1 ? &ctx : NULL);
+			cr_assert(memcmp(blocked, want, (size_t)nb * sizeof *want) == 0, "%lldx%lldx%lld in %d pieces",
+			          (long long)n, (long long)c, (long long)plane, pieces);
+			k_nchwc_to_nhwc(n, c, plane, blocked, back, pieces > 1 ? &ctx : NULL);
+			cr_assert(memcmp(back, nhwc, (size_t)all * sizeof *nhwc) == 0);
+			free(blocked), free(back);
+		}
+		free(nhwc), free(nchw), free(want);
+	}
+}
+
+/* Pooling on blocked tensors against k_pool_ref on the planar ones: random
+ * windows of 1 to 3 spatial axes (strides, dilations, padding, windows
+ * wholly in the padding), both modes and both average divisors, serially
+ * and in pieces; max to the bit, averages within the FP32 bound; the lanes
+ * past the channels zero. Global pooling likewise. */
+Test(k_nchwc, pooling_on_blocked_tensors_matches_reference)
+{
+	test_rng r = { 17 };
+	int done = 0;
+	for (int trial = 0; trial < 400 && done < 120; trial++) {
+		k_window w = { .spatial = (int)test_pick(&r, 1, 3), .batch = test_pick(&r, 1, 2), .groups = 1 };
+		w.in_channels = w.out_channels = test_pick(&r, 1, 40);
+		for (int i = 0; i < w.spatial; i++) {
+			w.in[i] = test_pick(&r, 1, w.spatial == 3 ? 6 : 12);
+			w.kernel[i] = test_pick(&r, 1, 4);
+			w.stride[i] = test_pick(&r, 1, 3);
+			w.dilation[i] = test_pick(&r, 1, 2);
+			w.pad_begin[i] = test_pick(&r, 0, w.kernel[i] - 1);
+			w.pad_end[i] = test_pick(&r, 0, w.kernel[i]);
+		}
+		if (!test_window_finish(&w))
+			continue;
+		done++;
+		int64_t in_plane = 1, out_plane = 1;
+		for (int i = 0; i < w.spatial; i++)
+			in_plane *= w.in[i], out_plane *= w.out[i];
+		int64_t n = w.batch, c = w.in_channels;
+		float *x = test_random_floats(&r, n * c * in_plane), *xb = test_nan_floats(k_nchwc_floats(n, c, in_plane, 1));
+		k_nchwc_from_nchw(n, c, in_plane, 1, x, xb, NULL);
+		int64_t ob = k_nchwc_floats(n, c, out_plane, 1);
+		for (int m = 0; m < 3; m++) {
+			k_pool_mode mode = m == 0 ? K_POOL_MAX : K_POOL_AVG;
+			bool include = m == 2;
+			float *want = test_nan_floats(n * c * out_plane), *got = test_nan_floats(n * c * out_plane);
+			k_pool_ref(&w, mode, include, x, want);
+			for (int pieces = 1; pieces <= 3; pieces++) {
+				st_exec_ctx ctx = { .n_threads = pieces, .parallel_for = test_pieces_run };
+				float *yb = test_nan_floats(ob);
+				k_pool_nchwc(&w, mode, include, xb, yb, pieces > 1 ? &ctx : NULL);
+				for (int64_t s = 0; s < n; s++)
+					for (int64_t ch = c; ch < (c + 15) / 16 * 16; ch++)
+						for (int64_t p = 0; p < out_plane; p++)
+							cr_assert_eq(yb[((s * ((c + 15) / 16) + ch / 16) * out_plane + p) * 16 + ch % 16], 0.0f,
+							             "trial %d: a lane past the channels", trial);
+				k_nchwc_to_nchw(n, c, out_plane, 1, yb, got, NULL);
+				char why[256];
+				if (mode == K_POOL_MAX)
+					cr_assert(memcmp(got, want, sizeof *got * (size_t)(n * c * out_plane)) == 0,
+					          "trial %d: max differs", trial);
+				else
+					cr_assert(test_allclose(got, want, n * c * out_plane, 1e-5, why, sizeof why),
+					          "trial %d mode %d: %s", trial, m, why);
+				free(yb);
+			}
+			/* The whole plane. */
+			float *gw = malloc(sizeof *gw * (size_t)(n * c)), *gb = test_nan_floats(k_nchwc_floats(n, c, 1, 1));
+			float *gg = malloc(sizeof *gg * (size_t)(n * c));
+			k_global_pool_ref(n * c, in_plane, mode, x, gw);
+			k_global_pool_nchwc(n, c, in_plane, mode, xb, gb, NULL);
+			for (int64_t ch = c; ch < (c + 15) / 16 * 16; ch++)
+				cr_assert_eq(gb[((n - 1) * ((c + 15) / 16) + ch / 16) * 16 + ch % 16], 0.0f);
+			k_nchwc_to_nchw(n, c, 1, 1, gb, gg, NULL);
+			char why[256];
+			cr_assert(test_allclose(gg, gw, n * c, 1e-5, why, sizeof why), "trial %d global: %s", trial, why);
+			free(gw), free(gb), free(gg);
+			free(want), free(got);
+		}
+		free(x), free(xb);
+	}
+	cr_assert_geq(done, 100);
+}
+
+/* Plans run blocked: dense 2-D layers whose input comes blocked, at the
+ * AVX-512 level, and those the NCHW rule takes; not with groups, not at
+ * other levels unless STRATA_BLOCKED says so. */
+Test(k_nchwc, plans_take_blocked_layers_where_the_rule_says)
+{
+	k_window mid = blocked_window(1, 128, 128, 28, 28, 3, 1, 1), big = blocked_window(1, 64, 64, 56, 56, 3, 1, 1);
+	k_window grouped = mid;
+	grouped.groups = 2;
+	cr_assert_not(k_conv_blocked_layout(&grouped, K_ISA_AVX512, true));
+	if (k_gemm_kernel_of(K_ISA_AVX512) != NULL)
+		cr_assert(k_conv_blocked_layout(&mid, K_ISA_AVX512, true));
+	cr_assert_not(k_conv_blocked_layout(&big, K_ISA_AVX512, false));
+	cr_assert_not(k_conv_blocked_layout(&mid, K_ISA_AVX2, true));
+	cr_assert_eq(setenv("STRATA_BLOCKED", "on", 1), 0);
+	cr_assert(k_conv_blocked_layout(&big, K_ISA_PORTABLE, false));
+	cr_assert_not(k_conv_blocked_layout(&grouped, K_ISA_PORTABLE, false));
+	cr_assert_eq(setenv("STRATA_BLOCKED", "off", 1), 0);
+	cr_assert_not(k_conv_blocked_layout(&mid, K_ISA_AVX512, true));
+	cr_assert_eq(unsetenv("STRATA_BLOCKED"), 0);
+}
