@@ -419,7 +419,14 @@ k_conv_blocked_layout(const k_window *w, k_isa isa, bool in_blocked)
 		return on;
 	if (isa != K_ISA_AVX512 || k_gemm_kernel_of(isa) == NULL)
 		return false;
-	return in_blocked || k_conv_blocked_chosen(w, isa);
+	if (k_conv_blocked_chosen(w, isa))
+		return true;
+	/* From blocked input also the 1x1 and strided layers, and everything
+	 * on planes of 14x14 and less. Not the 3x3 layers at 28x28, which
+	 * ResNet-18's profiles put 1.2 to 1.3 times slower than Winograd on two
+	 * threads (docs/performance.md, session 9). */
+	return in_blocked && (w->out[0] * w->out[1] <= 14 * 14 || w->stride[0] > 1 || w->stride[1] > 1 ||
+	                      w->kernel[0] * w->kernel[1] == 1);
 }
 
 static bool

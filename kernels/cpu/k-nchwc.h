@@ -77,9 +77,10 @@ void k_conv_blocked_force(int on);
 /*
  * (k-conv.c) Whether a plan that lets layers choose their layout runs
  * window w on blocked tensors at level isa, its input coming blocked
- * (in_blocked) or not: where k_conv_nchwc fits and AVX-512 runs, every
- * layer whose input comes blocked (the conversions are what a chain of
- * them saves) and those k_conv_blocked_chosen takes from NCHW input.
+ * (in_blocked) or not: where k_conv_nchwc fits and AVX-512 runs, those
+ * k_conv_blocked_chosen takes from NCHW input, and from blocked input also
+ * 1x1 and strided layers and any on planes of 14x14 or less (the
+ * conversions are what a chain of them saves).
  * k_conv_blocked_force and STRATA_BLOCKED decide as for
  * k_conv_blocked_chosen, at any level.
  */

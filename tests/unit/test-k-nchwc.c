@@ -431,17 +431,24 @@ Test(k_nchwc, pooling_on_blocked_tensors_matches_reference)
 	cr_assert_geq(done, 100);
 }
 
-/* Plans run blocked: dense 2-D layers whose input comes blocked, at the
- * AVX-512 level, and those the NCHW rule takes; not with groups, not at
- * other levels unless STRATA_BLOCKED says so. */
+/* Plans run blocked: at the AVX-512 level the layers the NCHW rule takes,
+ * and from blocked input also 1x1 and strided ones and those on small
+ * planes, not 3x3 ones at 28x28; not with groups, not at other levels
+ * unless STRATA_BLOCKED says so. */
 Test(k_nchwc, plans_take_blocked_layers_where_the_rule_says)
 {
 	k_window mid = blocked_window(1, 128, 128, 28, 28, 3, 1, 1), big = blocked_window(1, 64, 64, 56, 56, 3, 1, 1);
+	k_window small = blocked_window(1, 32, 48, 14, 14, 3, 1, 1), pw = blocked_window(1, 128, 64, 28, 28, 1, 1, 0);
 	k_window grouped = mid;
 	grouped.groups = 2;
 	cr_assert_not(k_conv_blocked_layout(&grouped, K_ISA_AVX512, true));
-	if (k_gemm_kernel_of(K_ISA_AVX512) != NULL)
-		cr_assert(k_conv_blocked_layout(&mid, K_ISA_AVX512, true));
+	if (k_gemm_kernel_of(K_ISA_AVX512) != NULL) {
+		cr_assert(k_conv_blocked_layout(&small, K_ISA_AVX512, true));
+		cr_assert(k_conv_blocked_layout(&pw, K_ISA_AVX512, true));
+		cr_assert_not(k_conv_blocked_layout(&small, K_ISA_AVX512, false));
+		cr_assert_not(k_conv_blocked_layout(&pw, K_ISA_AVX512, false));
+	}
+	cr_assert_not(k_conv_blocked_layout(&mid, K_ISA_AVX512, true));
 	cr_assert_not(k_conv_blocked_layout(&big, K_ISA_AVX512, false));
 	cr_assert_not(k_conv_blocked_layout(&mid, K_ISA_AVX2, true));
 	cr_assert_eq(setenv("STRATA_BLOCKED", "on", 1), 0);
