@@ -353,10 +353,6 @@ slope_range(void *arg, int64_t begin, int64_t end)
 		j->act->apply(j->coef, j->x + r * j->per_channel, j->per_channel, &j->slope[r % j->channels], 0);
 }
 
-/* Whether step s's implementation applies the activation it was given
- * itself: every one (ST_IMPL_FUSES_ACTIVATION), or a relu or a clip
- * (ST_IMPL_FUSES_RELU_CLIP). A step with an add to make first is given
- * none (plan_steps). */
 /* Sets the lanes past the channels of blocked tensor t (ST_LAYOUT_NCHW16C)
  * to zero again: those of each position of the last block of a sample. */
 static void
@@ -376,6 +372,10 @@ zero_block_lanes(const st_tensor *t)
 	}
 }
 
+/* Whether step s's implementation applies the activation it was given
+ * itself: every one (ST_IMPL_FUSES_ACTIVATION), or a relu or a clip
+ * (ST_IMPL_FUSES_RELU_CLIP). A step with an add to make first is given
+ * none (plan_steps). */
 static bool
 impl_applies_act(const plan_step *s)
 {
