@@ -137,6 +137,17 @@ convert_nhwc_range(void *arg, int64_t t0, int64_t t1)
 }
 
 void
+k_nchwc_zero_tail(int64_t n, int64_t c, int64_t plane, float *y)
+{
+	int64_t live = c % B, blocks = k_div_up(c, B);
+	for (int64_t s = 0; live != 0 && s < n; s++) {
+		float *last = y + (s * blocks + blocks - 1) * plane * B;
+		for (int64_t p = 0; p < plane; p++)
+			memset(last + p * B + live, 0, sizeof *last * (size_t)(B - live));
+	}
+}
+
+void
 k_nchwc_from_nhwc(int64_t n, int64_t c, int64_t plane, const float *src, float *dst, const st_exec_ctx *ctx)
 {
 	convert_args a = { .c = c, .plane = plane, .blocks = k_div_up(c, B), .src = src, .dst = dst };

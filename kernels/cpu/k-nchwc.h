@@ -27,6 +27,10 @@ int64_t k_nchwc_floats(int64_t n, int64_t c, int64_t h, int64_t w);
 void k_nchwc_from_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst,
                        const st_exec_ctx *ctx);
 void k_nchwc_to_nchw(int64_t n, int64_t c, int64_t h, int64_t w, const float *src, float *dst, const st_exec_ctx *ctx);
+/* Sets the lanes past channel c of blocked tensor y (n samples of plane
+ * positions) to zero, as the layout wants them after an operation that
+ * need not keep them so. */
+void k_nchwc_zero_tail(int64_t n, int64_t c, int64_t plane, float *y);
 /* The same between blocked and channels-last tensors (N x plane x C), plane
  * being the positions of a sample. */
 void k_nchwc_from_nhwc(int64_t n, int64_t c, int64_t plane, const float *src, float *dst, const st_exec_ctx *ctx);

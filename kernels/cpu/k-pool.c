@@ -569,15 +569,8 @@ k_pool_nchwc(const k_window *w, k_pool_mode mode, bool count_include_pad, const 
 	/* A window wholly in the padding has nothing to reduce: max leaves
 	 * -FLT_MAX there as k_pool_ref does, in every lane, and lanes past the
 	 * channels must be zero. */
-	int64_t live = w->in_channels % 16;
-	if (live != 0 && mode == K_POOL_MAX) {
-		int64_t size = a.g.out[0] * a.g.out[1] * a.g.out[2];
-		for (int64_t n = 0; n < w->batch; n++) {
-			float *last = y + (n * a.blocks + a.blocks - 1) * size * 16;
-			for (int64_t p = 0; p < size; p++)
-				memset(last + p * 16 + live, 0, sizeof *last * (size_t)(16 - live));
-		}
-	}
+	if (mode == K_POOL_MAX)
+		k_nchwc_zero_tail(w->batch, w->in_channels, a.g.out[0] * a.g.out[1] * a.g.out[2], y);
 }
 
 typedef struct global_nchwc_args {
@@ -611,7 +604,5 @@ k_global_pool_nchwc(int64_t n, int64_t c, int64_t size, k_pool_mode mode, const 
 	global_nchwc_args a = { .size = size, .mode = mode, .x = x, .y = y };
 	int64_t blocks = k_div_up(c, 16);
 	k_parallel_for(ctx, n * blocks, 1, global_nchwc_range, &a);
-	int64_t live = c % 16;
-	for (int64_t s = 0; live != 0 && s < n; s++)
-		memset(y + (s * blocks + blocks - 1) * 16 + live, 0, sizeof *y * (size_t)(16 - live));
+	k_nchwc_zero_tail(n, c, 1, y);
 }

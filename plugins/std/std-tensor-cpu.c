@@ -3,7 +3,9 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
+#include "k-nchwc.h"
 #include "k-tensor.h"
 #include "std.h"
 
@@ -152,6 +154,34 @@ operand_shape(const st_exec_layer *L, int i)
 	return v;
 }
 
+/* Whether every input of L has the output's float32 image shape: then the
+ * operation runs lane by lane on blocked tensors as on plain ones. */
+static bool
+eltwise_same_images(const st_exec_layer *L)
+{
+	const st_shape *out = &L->outputs[0].shape;
+	if (out->dtype != ST_DTYPE_FLOAT32 || out->rank < 3 || L->n_inputs < 1)
+		return false;
+	for (int i = 0; i < L->n_inputs; i++) {
+		st_shape s = operand_shape(L, i);
+		if (s.rank != out->rank || s.dtype != out->dtype ||
+		    memcmp(s.dims, out->dims, sizeof s.dims[0] * (size_t)out->rank) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Blocked where every input comes blocked, with the output's shape. */
+static st_layout
+eltwise_choose_layout(const st_exec_layer *L)
+{
+	for (int i = 0; i < L->n_inputs; i++) {
+		if (L->inputs[i].layout != ST_LAYOUT_NCHW16C)
+			return ST_LAYOUT_NCHW;
+	}
+	return eltwise_same_images(L) ? ST_LAYOUT_NCHW16C : ST_LAYOUT_NCHW;
+}
+
 static int
 eltwise_prepare(st_exec_layer *L, const st_host_api *api)
 {
@@ -168,7 +198,39 @@ eltwise_prepare(st_exec_layer *L, const st_host_api *api)
 			return -1;
 		}
 	}
+	if (L->outputs[0].layout == ST_LAYOUT_NCHW16C) {
+		bool alike = eltwise_same_images(L);
+		for (int i = 0; i < L->n_inputs; i++)
+			alike = alike && L->inputs[i].layout == ST_LAYOUT_NCHW16C;
+		if (!alike) {
+			api->fail(L, "on NCHW16C tensors the CPU elementwise layer takes float32 images of the output's "
+			             "shape only, all blocked");
+			return -1;
+		}
+	}
 	return 0;
+}
+
+/* Blocked tensors (ST_LAYOUT_NCHW16C) of one shape: the operation over
+ * every element, the lanes past the channels included, which are then set
+ * to zero again (0 / 0 is not). */
+static void
+eltwise_blocked(st_exec_layer *L, k_op op, const st_exec_ctx *ctx)
+{
+	st_tensor *out = &L->outputs[0];
+	int64_t plane = 1, blocks = (out->shape.dims[1] + ST_LAYOUT_BLOCK - 1) / ST_LAYOUT_BLOCK;
+	for (int i = 2; i < out->shape.rank; i++)
+		plane *= out->shape.dims[i];
+	st_shape flat = { .dtype = ST_DTYPE_FLOAT32, .rank = 1,
+		          .dims = { out->shape.dims[0] * blocks * plane * ST_LAYOUT_BLOCK } };
+	if (L->n_inputs == 1) {
+		k_copy(out->data, L->inputs[0].data, (size_t)flat.dims[0] * sizeof(float), ctx);
+		return;
+	}
+	k_binary(op, ST_DTYPE_FLOAT32, out->data, &flat, L->inputs[0].data, &flat, L->inputs[1].data, &flat, ctx);
+	for (int i = 2; i < L->n_inputs; i++)
+		k_binary(op, ST_DTYPE_FLOAT32, out->data, &flat, out->data, &flat, L->inputs[i].data, &flat, ctx);
+	k_nchwc_zero_tail(out->shape.dims[0], out->shape.dims[1], plane, out->data);
 }
 
 static int
@@ -177,6 +239,10 @@ eltwise_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	st_tensor *out = &L->outputs[0];
 	st_dtype t = out->shape.dtype;
 	k_op op = eltwise_ops[L->params[ELTWISE_OPERATION].i];
+	if (out->layout == ST_LAYOUT_NCHW16C) {
+		eltwise_blocked(L, op, ctx);
+		return 0;
+	}
 	if (L->n_inputs == 1) {
 		k_copy(out->data, L->inputs[0].data, (size_t)tensor_bytes(out), ctx);
 		return 0;
@@ -328,8 +394,9 @@ const st_impl_desc std_tensor_impls[] = {
 	  .flags = ST_IMPL_IN_PLACE, .run = copy_run },
 	{ .layer = "softmax", .backend = "cpu", .layouts = NCHW, .dtypes = BIT(FLOAT32),
 	  .flags = ST_IMPL_IN_PLACE, .prepare = softmax_prepare, .run = softmax_run },
-	{ .layer = "elementwise", .backend = "cpu", .layouts = NCHW, .dtypes = ARITHMETIC_TYPES,
-	  .prepare = eltwise_prepare, .run = eltwise_run },
+	{ .layer = "elementwise", .backend = "cpu", .layouts = NCHW | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C),
+	  .dtypes = ARITHMETIC_TYPES, .flags = ST_IMPL_CHOOSES_LAYOUT, .prepare = eltwise_prepare,
+	  .run = eltwise_run, .choose_layout = eltwise_choose_layout },
 	{ .layer = "linear_blend", .backend = "cpu", .layouts = NCHW, .dtypes = BIT(FLOAT32),
 	  .prepare = blend_prepare, .run = blend_run },
 	{ .layer = "concatenation", .backend = "cpu", .layouts = NCHW | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C),

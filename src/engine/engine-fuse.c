@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine-internal.h"
+#include "k-nchwc.h"
 #include "k-nn.h"
 #include "k-tensor.h"
 
@@ -354,22 +355,14 @@ slope_range(void *arg, int64_t begin, int64_t end)
 }
 
 /* Sets the lanes past the channels of blocked tensor t (ST_LAYOUT_NCHW16C)
- * to zero again: those of each position of the last block of a sample. */
+ * to zero again. */
 static void
 zero_block_lanes(const st_tensor *t)
 {
-	int64_t c = t->shape.dims[1], live = c % ST_LAYOUT_BLOCK;
-	if (live == 0)
-		return;
-	int64_t blocks = c / ST_LAYOUT_BLOCK + 1, plane = 1;
+	int64_t plane = 1;
 	for (int i = 2; i < t->shape.rank; i++)
 		plane *= t->shape.dims[i];
-	float *x = t->data;
-	for (int64_t n = 0; n < t->shape.dims[0]; n++) {
-		float *last = x + ((n * blocks + blocks - 1) * plane) * ST_LAYOUT_BLOCK;
-		for (int64_t p = 0; p < plane; p++)
-			memset(last + p * ST_LAYOUT_BLOCK + live, 0, sizeof *last * (size_t)(ST_LAYOUT_BLOCK - live));
-	}
+	k_nchwc_zero_tail(t->shape.dims[0], t->shape.dims[1], plane, t->data);
 }
 
 /* Whether step s's implementation applies the activation it was given

@@ -683,7 +683,9 @@ Test(fusion, pooling_stays_a_step_where_it_cannot_follow)
  * applies, a max pooling, a 1x1 layer with the pooling added and a sigmoid
  * after (host-applied: the lanes past the channels must be zero again), a
  * concatenation of whole blocks, an average pooling and a global one; the
- * add's result is an output too. */
+ * add's result is an output too. And a division of two blocked tensors of
+ * 24 channels, whose lanes past them would hold 0 / 0 = NaN, and which a
+ * 3x3 layer reads: NaN times a zero filter is NaN. */
 static const char *const blocked_net =
 	"add input data; set data dims 20x13x15;"
 	"add convolution a; set a num_output 24; set a kernel 3x3; set a padding same; activation a relu;"
@@ -700,7 +702,12 @@ static const char *const blocked_net =
 	"connect cat avg;"
 	"add convolution f; set f num_output 40; set f kernel 3x3; connect avg f;"
 	"add global_pooling gap; connect f gap; add output out; connect gap out;"
-	"add output mid; connect sum mid";
+	"add output mid; connect sum mid;"
+	"add convolution g1; set g1 num_output 24; set g1 kernel 1x1; connect sum g1;"
+	"add convolution g2; set g2 num_output 24; set g2 kernel 1x1; activation g2 sigmoid; connect sum g2;"
+	"add elementwise q; set q operation div; connect g1 q; connect g2 q;"
+	"add convolution h; set h num_output 16; set h kernel 3x3; set h padding same; connect q h;"
+	"add output hout; connect h hout";
 
 /* With STRATA_BLOCKED=on every dense layer runs blocked, and the layers
  * between them stay so: the plan agrees with one kept NCHW, at every
@@ -718,6 +725,8 @@ Test(fusion, blocked_chains_agree_with_nchw_plans)
 			"cat                      concatenation, fp32-nchw16c, in place",
 			"avg                      pooling, fp32-nchw16c",
 			"gap                      global_pooling, fp32-nchw16c",
+			"q                        elementwise, fp32-nchw16c",
+			"h                        convolution, fp32-nchw16c",
 		};
 		for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
 			cr_assert(strstr(text, want[i]) != NULL, "%s in:\n%s", want[i], text);
