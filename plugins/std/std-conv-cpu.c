@@ -354,6 +354,17 @@ window_sizes(st_exec_layer *L, const st_host_api *api, int padding, bool ceil_mo
 	return 0;
 }
 
+/* Fails unless the output's channels are the num_output parameter's (at
+ * position param). */
+static int
+num_output_matches(st_exec_layer *L, const st_host_api *api, int64_t channels, int param)
+{
+	if (channels == L->params[param].i)
+		return 0;
+	api->fail(L, "the output has %" PRId64 " channels, but num_output is %" PRId64, channels, L->params[param].i);
+	return -1;
+}
+
 /* Checks groups, the filter and (when the bias parameter is on) the bias:
  * filters are first_dim x second_dim x kernel.... */
 static int
@@ -457,12 +468,8 @@ std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 	if (spatial < 0 || window_read(L, api, &conv_window, spatial, &w) != 0)
 		return -1;
 	w.groups = L->params[CONV_GROUPS].i;
-	if (w.out_channels != L->params[CONV_NUM_OUTPUT].i) {
-		api->fail(L, "the output has %" PRId64 " channels, but num_output is %" PRId64, w.out_channels,
-		          L->params[CONV_NUM_OUTPUT].i);
-		return -1;
-	}
-	if (window_sizes(L, api, (int)L->params[CONV_PADDING].i, false, &w) != 0 ||
+	if (num_output_matches(L, api, w.out_channels, CONV_NUM_OUTPUT) != 0 ||
+	    window_sizes(L, api, (int)L->params[CONV_PADDING].i, false, &w) != 0 ||
 	    check_filters(L, api, &w, w.out_channels, w.in_channels / (w.groups ? w.groups : 1),
 	                  L->params[CONV_BIAS].b) != 0)
 		return -1;
@@ -646,12 +653,8 @@ std_deconv_prepare(st_exec_layer *L, const st_host_api *api)
 	    per_axis(L, api, DECONV_OUTPUT_PADDING, spatial, 0, output_padding) != 0)
 		return -1;
 	w.groups = L->params[DECONV_GROUPS].i;
-	if (w.out_channels != L->params[DECONV_NUM_OUTPUT].i) {
-		api->fail(L, "the output has %" PRId64 " channels, but num_output is %" PRId64, w.out_channels,
-		          L->params[DECONV_NUM_OUTPUT].i);
-		return -1;
-	}
-	if (deconv_sizes(L, api, (int)L->params[DECONV_PADDING].i, output_padding, &w) != 0 ||
+	if (num_output_matches(L, api, w.out_channels, DECONV_NUM_OUTPUT) != 0 ||
+	    deconv_sizes(L, api, (int)L->params[DECONV_PADDING].i, output_padding, &w) != 0 ||
 	    check_filters(L, api, &w, w.in_channels, w.out_channels / (w.groups ? w.groups : 1),
 	                  L->params[DECONV_BIAS].b) != 0)
 		return -1;
