@@ -53,4 +53,24 @@ test_window2d(k_window *w, int64_t n, int64_t c, int64_t oc, int64_t groups, int
 	return test_window_finish(w);
 }
 
+/* NCHW (n x c x positions) to NHWC (n x positions x c), and back: the
+ * plain loops the kernel tests check layouts against. */
+static inline void
+test_to_nhwc(int64_t n, int64_t c, int64_t positions, const float *src, float *dst)
+{
+	for (int64_t b = 0; b < n; b++)
+		for (int64_t ch = 0; ch < c; ch++)
+			for (int64_t q = 0; q < positions; q++)
+				dst[(b * positions + q) * c + ch] = src[(b * c + ch) * positions + q];
+}
+
+static inline void
+test_to_nchw(int64_t n, int64_t c, int64_t positions, const float *src, float *dst)
+{
+	for (int64_t b = 0; b < n; b++)
+		for (int64_t ch = 0; ch < c; ch++)
+			for (int64_t q = 0; q < positions; q++)
+				dst[(b * c + ch) * positions + q] = src[(b * positions + q) * c + ch];
+}
+
 #endif

@@ -322,16 +322,6 @@ Test(k_nchwc, the_environment_forces_as_the_calls_do)
 	cr_assert_eq(k_winograd_chosen(&big, isa), rule_big);
 }
 
-/* A sample's NCHW planes from channels-last ones and back (the plain loops). */
-static void
-nchw_from_nhwc(int64_t n, int64_t c, int64_t plane, const float *src, float *dst)
-{
-	for (int64_t s = 0; s < n; s++)
-		for (int64_t ch = 0; ch < c; ch++)
-			for (int64_t p = 0; p < plane; p++)
-				dst[(s * c + ch) * plane + p] = src[(s * plane + p) * c + ch];
-}
-
 /* Blocked from and to channels last gives the bits the planar conversions
  * give, the lanes past the channels zero, serially and in pieces. */
 Test(k_nchwc, channels_last_conversions_match_the_planar_ones)
@@ -340,8 +330,8 @@ Test(k_nchwc, channels_last_conversions_match_the_planar_ones)
 	static const int64_t shapes[][3] = { { 2, 21, 15 }, { 1, 37, 35 }, { 1, 64, 81 }, { 3, 5, 1 } };
 	for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
 		int64_t n = shapes[i][0], c = shapes[i][1], plane = shapes[i][2], all = n * c * plane;
-		float *nhwc = test_random_floats(&r, all), *nchw = malloc(sizeof *nchw * (size_t)all);
-		nchw_from_nhwc(n, c, plane, nhwc, nchw);
+		float *nchw = test_random_floats(&r, all), *nhwc = malloc(sizeof *nhwc * (size_t)all);
+		test_to_nhwc(n, c, plane, nchw, nhwc);
 		int64_t nb = k_nchwc_floats(n, c, plane, 1);
 		float *want = test_nan_floats(nb);
 		k_nchwc_from_nchw(n, c, plane, 1, nchw, want, NULL);

@@ -77,25 +77,6 @@ guarded_free(guarded *g)
 
 /* ---- layouts ---- */
 
-/* NCHW (n x c x positions) to NHWC (n x positions x c), and back. */
-static void
-to_nhwc(int64_t n, int64_t c, int64_t positions, const float *src, float *dst)
-{
-	for (int64_t b = 0; b < n; b++)
-		for (int64_t ch = 0; ch < c; ch++)
-			for (int64_t q = 0; q < positions; q++)
-				dst[(b * positions + q) * c + ch] = src[(b * c + ch) * positions + q];
-}
-
-static void
-to_nchw(int64_t n, int64_t c, int64_t positions, const float *src, float *dst)
-{
-	for (int64_t b = 0; b < n; b++)
-		for (int64_t ch = 0; ch < c; ch++)
-			for (int64_t q = 0; q < positions; q++)
-				dst[(b * c + ch) * positions + q] = src[(b * positions + q) * c + ch];
-}
-
 /* ---- windows ---- */
 
 static void
@@ -162,12 +143,12 @@ check_dw(test_rng *r, const k_window *w, bool with_bias)
 	float *want_nchw = test_nan_floats(n_out), *want = test_nan_floats(n_out), *ref = test_nan_floats(n_out);
 	guarded x = guarded_new(n_in), bias = guarded_new(c), packed = guarded_new((int64_t)k_dwconv_nhwc_packed_floats(w));
 	guarded y = guarded_new(n_out);
-	to_nhwc(w->batch, c, in_q, x_nchw, x.p);
+	test_to_nhwc(w->batch, c, in_q, x_nchw, x.p);
 	memcpy(bias.p, bias_data, (size_t)c * sizeof(float));
 	const float *b = with_bias ? bias.p : NULL;
 
 	k_conv_ref(w, x_nchw, filter, with_bias ? bias_data : NULL, want_nchw);
-	to_nhwc(w->batch, c, out_q, want_nchw, want);
+	test_to_nhwc(w->batch, c, out_q, want_nchw, want);
 	k_dwconv_nhwc_ref(w, x.p, filter, b, ref);
 	cr_assert(memcmp(ref, want, (size_t)n_out * sizeof *ref) == 0, "%s: k_dwconv_nhwc_ref differs from k_conv_ref",
 	          text);
@@ -485,7 +466,7 @@ check_pool(test_rng *r, int64_t batch, int64_t positions, int64_t channels, bool
 	}
 	guarded x = guarded_new(n), y = guarded_new(planes);
 	memcpy(x.p, nhwc, (size_t)n * sizeof(float));
-	to_nchw(batch, channels, positions, nhwc, nchw);
+	test_to_nchw(batch, channels, positions, nhwc, nchw);
 	for (int mode = 0; mode < 2; mode++) {
 		k_pool_mode pm = mode ? K_POOL_AVG : K_POOL_MAX;
 		float *fast = test_nan_floats(planes), *ref = test_nan_floats(planes), *first = test_nan_floats(planes);
@@ -560,7 +541,7 @@ Test(k_nhwc, global_pool_signed_zeros)
 		for (int64_t c = 0; c < channels; c++)
 			x[q * channels + c] = c % 2 == (q == 0) ? -0.0f : 0.0f;
 	}
-	to_nchw(1, channels, positions, x, nchw);
+	test_to_nchw(1, channels, positions, x, nchw);
 	k_global_pool_ref(channels, positions, K_POOL_MAX, nchw, want);
 	k_isa levels[K_ISA_COUNT];
 	int n_levels = test_isa_levels(levels);
