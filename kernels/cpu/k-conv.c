@@ -379,18 +379,23 @@ k_conv_blocked_force(int on)
 	blocked_forced = on;
 }
 
+/* 0 or 1 where k_conv_blocked_force or STRATA_BLOCKED (off or on) says
+ * so, -1 where the rules decide; the variable is read where the rules
+ * are asked (at prepare and while a plan is built). */
+static int
+blocked_override(void)
+{
+	static const char *const words[] = { "off", "0", "on", "1" };
+	static const int values[] = { 0, 0, 1, 1 };
+	return blocked_forced >= 0 ? blocked_forced : k_env_choice("STRATA_BLOCKED", words, values, 4);
+}
+
 bool
 k_conv_blocked_chosen(const k_window *w, k_isa isa)
 {
 	if (!k_conv_nchwc_fits(w) || k_gemm_kernel_of(isa) == NULL)
 		return false;
-	int on = blocked_forced;
-	/* STRATA_BLOCKED (off or on; anything else: the rule below) does what
-	 * k_conv_blocked_force does; read at prepare, where this is called. */
-	static const char *const words[] = { "off", "0", "on", "1" };
-	static const int values[] = { 0, 0, 1, 1 };
-	if (on < 0)
-		on = k_env_choice("STRATA_BLOCKED", words, values, 4);
+	int on = blocked_override();
 	if (on >= 0)
 		return on;
 	if (k_winograd_forced_on(w))
@@ -410,11 +415,7 @@ k_conv_blocked_layout(const k_window *w, k_isa isa, bool in_blocked)
 {
 	if (!k_conv_nchwc_fits(w))
 		return false;
-	static const char *const words[] = { "off", "0", "on", "1" };
-	static const int values[] = { 0, 0, 1, 1 };
-	int on = blocked_forced;
-	if (on < 0)
-		on = k_env_choice("STRATA_BLOCKED", words, values, 4);
+	int on = blocked_override();
 	if (on >= 0)
 		return on;
 	if (isa != K_ISA_AVX512 || k_gemm_kernel_of(isa) == NULL)

@@ -154,6 +154,17 @@ operand_shape(const st_exec_layer *L, int i)
 	return v;
 }
 
+/* Whether every input of L comes blocked (ST_LAYOUT_NCHW16C). */
+static bool
+inputs_blocked(const st_exec_layer *L)
+{
+	for (int i = 0; i < L->n_inputs; i++) {
+		if (L->inputs[i].layout != ST_LAYOUT_NCHW16C)
+			return false;
+	}
+	return true;
+}
+
 /* Whether every input of L has the output's float32 image shape: then the
  * operation runs lane by lane on blocked tensors as on plain ones. */
 static bool
@@ -175,11 +186,7 @@ eltwise_same_images(const st_exec_layer *L)
 static st_layout
 eltwise_choose_layout(const st_exec_layer *L)
 {
-	for (int i = 0; i < L->n_inputs; i++) {
-		if (L->inputs[i].layout != ST_LAYOUT_NCHW16C)
-			return ST_LAYOUT_NCHW;
-	}
-	return eltwise_same_images(L) ? ST_LAYOUT_NCHW16C : ST_LAYOUT_NCHW;
+	return inputs_blocked(L) && eltwise_same_images(L) ? ST_LAYOUT_NCHW16C : ST_LAYOUT_NCHW;
 }
 
 static int
@@ -199,10 +206,7 @@ eltwise_prepare(st_exec_layer *L, const st_host_api *api)
 		}
 	}
 	if (L->outputs[0].layout == ST_LAYOUT_NCHW16C) {
-		bool alike = eltwise_same_images(L);
-		for (int i = 0; i < L->n_inputs; i++)
-			alike = alike && L->inputs[i].layout == ST_LAYOUT_NCHW16C;
-		if (!alike) {
+		if (!inputs_blocked(L) || !eltwise_same_images(L)) {
 			api->fail(L, "on NCHW16C tensors the CPU elementwise layer takes float32 images of the output's "
 			             "shape only, all blocked");
 			return -1;
@@ -302,11 +306,7 @@ static st_layout
 concat_choose_layout(const st_exec_layer *L)
 {
 	int axis = std_axis(L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank);
-	for (int i = 0; i < L->n_inputs; i++) {
-		if (L->inputs[i].layout != ST_LAYOUT_NCHW16C)
-			return ST_LAYOUT_NCHW;
-	}
-	return L->n_inputs > 0 && concat_blockable(L, axis) ? ST_LAYOUT_NCHW16C : ST_LAYOUT_NCHW;
+	return L->n_inputs > 0 && inputs_blocked(L) && concat_blockable(L, axis) ? ST_LAYOUT_NCHW16C : ST_LAYOUT_NCHW;
 }
 
 /* A blocked tensor of shape N x C x spatial... is, in memory, the NCHW
@@ -354,10 +354,7 @@ concat_prepare(st_exec_layer *L, const st_host_api *api)
 		return -1;
 	if (L->outputs[0].layout != ST_LAYOUT_NCHW16C)
 		return 0;
-	bool alike = true;
-	for (int i = 0; i < L->n_inputs; i++)
-		alike = alike && L->inputs[i].layout == ST_LAYOUT_NCHW16C;
-	if (!alike || !concat_blockable(L, std_axis(L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank))) {
+	if (!inputs_blocked(L) || !concat_blockable(L, std_axis(L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank))) {
 		api->fail(L, "on NCHW16C tensors the CPU concatenation joins at most %d float32 images, all "
 		             "blocked, along the samples or along channels in multiples of 16",
 		          CONCAT_BLOCKED_PARTS);
