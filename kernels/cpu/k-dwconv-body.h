@@ -887,11 +887,11 @@ DW_NAME(dw_planes)(void *arg, int64_t t0, int64_t t1)
  */
 DW_FN void
 DW_NAME(few_block)(const few_plan *p, const float *band, const float *weights, const float *bias,
-                   int64_t oc0, int outs, int blocks, int64_t step, int64_t row, int64_t ow, int64_t in_bstride,
+                   int64_t oc0, int outs, int blocks, int64_t row, int64_t ow, int64_t in_bstride,
                    int64_t out_bstride, int64_t partial, float *out)
 {
 	const k_geometry *g = &p->g;
-	int64_t filter = g->in_per_group * g->kernel_size, dilation_w = g->dilation[2];
+	int64_t filter = g->in_per_group * g->kernel_size;
 	DW_VEC acc[DW_FEW_OUTPUTS][DW_FEW_BLOCKS];
 	DW_UNROLL
 	for (int o = 0; o < outs; o++) {
@@ -899,27 +899,23 @@ DW_NAME(few_block)(const few_plan *p, const float *band, const float *weights, c
 		for (int b = 0; b < blocks; b++)
 			acc[o][b] = DW_NAME(splat)(bias ? bias[oc0 + o] : 0.0f);
 	}
+	/* Taps in the filters' order (input channel, row, column): the band's
+	 * offsets of each tap's first input (few_offsets) beside its weights. */
 	const float *w0 = weights + oc0 * filter;
-	for (int64_t c = 0; c < g->in_channels; c++) {
-		for (int64_t kh = 0; kh < g->kernel[1]; kh++) {
-			const float *src = band + (c * p->band_rows + row * g->stride[1] + kh * g->dilation[1]) * p->row_floats;
-			const float *taps = w0 + (c * g->kernel[1] + kh) * g->kernel[2];
-			for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
-				/* Padded column ow * step + kw * dilation, in its phase at stride 2. */
-				int64_t col = kw * dilation_w;
-				const float *at = step == 1 ? src + col + ow : src + (col & 1) * p->phase + (col >> 1) + ow;
-				DW_VEC x[DW_FEW_BLOCKS];
-				DW_UNROLL
-				for (int b = 0; b < blocks; b++)
-					x[b] = DW_NAME(load)(at + b * in_bstride);
-				DW_UNROLL
-				for (int o = 0; o < outs; o++) {
-					DW_VEC w = DW_NAME(splat)(taps[o * filter + kw]);
-					DW_UNROLL
-					for (int b = 0; b < blocks; b++)
-						acc[o][b] = DW_FMA(w, x[b], acc[o][b]);
-				}
-			}
+	const int32_t *offs = (const int32_t *)(band + p->band_floats);
+	const float *base = band + row * g->stride[1] * p->row_floats + ow;
+	for (int64_t t = 0; t < p->taps; t++) {
+		const float *at = base + offs[t];
+		DW_VEC x[DW_FEW_BLOCKS];
+		DW_UNROLL
+		for (int b = 0; b < blocks; b++)
+			x[b] = DW_NAME(load)(at + b * in_bstride);
+		DW_UNROLL
+		for (int o = 0; o < outs; o++) {
+			DW_VEC w = DW_NAME(splat)(w0[o * filter + t]);
+			DW_UNROLL
+			for (int b = 0; b < blocks; b++)
+				acc[o][b] = DW_FMA(w, x[b], acc[o][b]);
 		}
 	}
 	DW_UNROLL
@@ -963,16 +959,16 @@ DW_NAME(few_fill)(const few_plan *p, const float *in, int64_t oh0, int64_t oh1, 
  * tiles of two or more vectors cover; returns where they end. */
 DW_FN int64_t
 DW_NAME(few_row)(const few_plan *p, const float *band, const float *weights, const float *bias, int64_t oc0,
-                 int outs, int64_t oh, int64_t oh0, int64_t step, float *out)
+                 int outs, int64_t oh, int64_t oh0, float *out)
 {
 	int64_t width = p->g.out[2], ow = 0;
 	float *row = out + (oh - p->out_row0) * width;
 #if DW_FEW_BLOCKS >= 3
 	for (; ow + 3 * L <= width; ow += 3 * L)
-		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 3, step, oh - oh0, ow, L, L, 0, row);
+		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 3, oh - oh0, ow, L, L, 0, row);
 #endif
 	for (; ow + 2 * L <= width; ow += 2 * L)
-		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 2, step, oh - oh0, ow, L, L, 0, row);
+		DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 2, oh - oh0, ow, L, L, 0, row);
 	return ow;
 }
 
@@ -982,7 +978,7 @@ DW_NAME(few_row)(const few_plan *p, const float *band, const float *weights, con
  * the FMA units busy. */
 DW_FN void
 DW_NAME(few_ends)(const few_plan *p, const float *band, const float *weights, const float *bias, int64_t oc0,
-                  int outs, int64_t oh, int rows, int64_t oh0, int64_t step, int64_t ow, float *out)
+                  int outs, int64_t oh, int rows, int64_t oh0, int64_t ow, float *out)
 {
 	const k_geometry *g = &p->g;
 	int64_t width = g->out[2], in_bstride = g->stride[1] * p->row_floats;
@@ -991,16 +987,16 @@ DW_NAME(few_ends)(const few_plan *p, const float *band, const float *weights, co
 		int64_t partial = width - ow < L ? width - ow : 0;
 #if DW_FEW_BLOCKS >= 3
 		if (rows == 3) {
-			DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 3, step, oh - oh0, ow, in_bstride, width,
+			DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 3, oh - oh0, ow, in_bstride, width,
 			                   partial, row);
 			continue;
 		}
 #endif
 		if (rows == 2)
-			DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 2, step, oh - oh0, ow, in_bstride, width,
+			DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 2, oh - oh0, ow, in_bstride, width,
 			                   partial, row);
 		else
-			DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 1, step, oh - oh0, ow, in_bstride, width,
+			DW_NAME(few_block)(p, band, weights, bias, oc0, outs, 1, oh - oh0, ow, in_bstride, width,
 			                   partial, row);
 	}
 }
@@ -1009,14 +1005,14 @@ DW_NAME(few_ends)(const few_plan *p, const float *band, const float *weights, co
  * at a time: each row's whole tiles, then the rows' ends together. */
 DW_FN void
 DW_NAME(few_channels)(const few_plan *p, const float *band, const float *weights, const float *bias,
-                      int64_t oc0, int outs, int64_t oh0, int64_t oh1, int64_t step, float *out)
+                      int64_t oc0, int outs, int64_t oh0, int64_t oh1, float *out)
 {
 	for (int64_t oh = oh0; oh < oh1; oh += DW_FEW_BLOCKS) {
 		int rows = (int)(oh1 - oh < DW_FEW_BLOCKS ? oh1 - oh : DW_FEW_BLOCKS);
 		int64_t ow = 0;
 		for (int r = 0; r < rows; r++)
-			ow = DW_NAME(few_row)(p, band, weights, bias, oc0, outs, oh + r, oh0, step, out);
-		DW_NAME(few_ends)(p, band, weights, bias, oc0, outs, oh, rows, oh0, step, ow, out);
+			ow = DW_NAME(few_row)(p, band, weights, bias, oc0, outs, oh + r, oh0, out);
+		DW_NAME(few_ends)(p, band, weights, bias, oc0, outs, oh, rows, oh0, ow, out);
 	}
 }
 
@@ -1025,18 +1021,18 @@ DW_NAME(few_channels)(const few_plan *p, const float *band, const float *weights
  * time, then 4, then one by one. */
 DW_FN void
 DW_NAME(few_rows)(const few_plan *p, const float *band, const float *weights, const float *bias,
-                  int64_t oh0, int64_t oh1, int64_t step, float *out)
+                  int64_t oh0, int64_t oh1, float *out)
 {
 	int64_t channels = p->g.out_channels;
 	for (int64_t oc0 = 0; oc0 < channels;) {
 		int64_t left = channels - oc0;
 		int outs = left >= DW_FEW_OUTPUTS ? DW_FEW_OUTPUTS : left >= 4 ? 4 : 1;
 		if (outs == DW_FEW_OUTPUTS)
-			DW_NAME(few_channels)(p, band, weights, bias, oc0, DW_FEW_OUTPUTS, oh0, oh1, step, out);
+			DW_NAME(few_channels)(p, band, weights, bias, oc0, DW_FEW_OUTPUTS, oh0, oh1, out);
 		else if (outs == 4)
-			DW_NAME(few_channels)(p, band, weights, bias, oc0, 4, oh0, oh1, step, out);
+			DW_NAME(few_channels)(p, band, weights, bias, oc0, 4, oh0, oh1, out);
 		else
-			DW_NAME(few_channels)(p, band, weights, bias, oc0, 1, oh0, oh1, step, out);
+			DW_NAME(few_channels)(p, band, weights, bias, oc0, 1, oh0, oh1, out);
 		oc0 += outs;
 	}
 }
@@ -1049,10 +1045,8 @@ DW_NAME(few_compute)(const few_plan *p, const float *in, const float *weights, c
                      int64_t oh1, float *band, float *out)
 {
 	DW_NAME(few_fill)(p, in, oh0, oh1, band);
-	if (p->g.stride[2] == 1)
-		DW_NAME(few_rows)(p, band, weights, bias, oh0, oh1, 1, out);
-	else
-		DW_NAME(few_rows)(p, band, weights, bias, oh0, oh1, 2, out);
+	few_offsets(p, (int32_t *)(band + p->band_floats));
+	DW_NAME(few_rows)(p, band, weights, bias, oh0, oh1, out);
 }
 
 /* Chunks [c0, c1) of the tasks (sample, band of output rows), chunk c with

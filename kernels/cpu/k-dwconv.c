@@ -299,7 +299,10 @@ typedef struct few_plan {
 	 * ones from column `phase` on, so that every tap reads consecutive
 	 * floats; 0 at stride 1. */
 	int64_t phase;
-	size_t slot_floats;     /* in_channels x band_rows x row_floats */
+	int64_t taps;           /* in_channels x kernel height x kernel width */
+	int64_t band_floats;    /* in_channels x band_rows x row_floats */
+	/* band_floats, then the taps' offsets (int32, as many floats) */
+	size_t slot_floats;
 	/* Where output row oh of channel c goes: (oh - out_row0) x out[2] +
 	 * c x out_plane floats into the output given; 0 and the output's
 	 * plane, except into a band of rows (k_conv_pool_direct). */
@@ -320,6 +323,23 @@ static int64_t
 few_band_rows(const k_geometry *g, int64_t band)
 {
 	return (band - 1) * g->stride[1] + (g->kernel[1] - 1) * g->dilation[1] + 1;
+}
+
+/* The taps' offsets in a band, in the filters' order (input channel,
+ * row, column), from the first input of its first row that an output
+ * row's first column reads: at stride 2, into the column phases. */
+static void
+few_offsets(const few_plan *p, int32_t *offs)
+{
+	const k_geometry *g = &p->g;
+	int64_t t = 0;
+	for (int64_t c = 0; c < g->in_channels; c++)
+		for (int64_t kh = 0; kh < g->kernel[1]; kh++)
+			for (int64_t kw = 0; kw < g->kernel[2]; kw++) {
+				int64_t col = kw * g->dilation[2];
+				int64_t at = g->stride[2] == 1 ? col : (col & 1) * p->phase + (col >> 1);
+				offs[t++] = (int32_t)((c * p->band_rows + kh * g->dilation[1]) * p->row_floats + at);
+			}
 }
 
 /* Plans the first-layer kernel for `threads` threads. The slot size does
@@ -345,7 +365,9 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 	while (band < g->out[1] && few_band_rows(g, band + 1) * row_bytes <= FEW_SLOT_TARGET_BYTES)
 		band++;
 	p->band_rows = few_band_rows(g, band);
-	p->slot_floats = (size_t)(g->in_channels * p->band_rows * p->row_floats);
+	p->band_floats = g->in_channels * p->band_rows * p->row_floats;
+	p->taps = g->in_channels * g->kernel[1] * g->kernel[2];
+	p->slot_floats = (size_t)(p->band_floats + k_div_up(p->taps, 16) * 16);
 	/* Enough bands for every thread, in a multiple of the threads when
 	 * there is one sample. */
 	int64_t bands = k_div_up(g->out[1], band);
