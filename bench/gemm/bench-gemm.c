@@ -707,6 +707,7 @@ bench_blocked(st_exec_ctx *ctxs, int runs)
 		{ "R18 3x3/2 128->256 @28", 128, 256, 28, 3, 2, 1 }, { "R18 3x3 256->256 @14", 256, 256, 14, 3, 1, 1 },
 		{ "R18 3x3/2 256->512 @14", 256, 512, 14, 3, 2, 1 }, { "R18 3x3 512->512 @7", 512, 512, 7, 3, 1, 1 },
 		{ "1x1 256->64 @56", 256, 64, 56, 1, 1, 0 },         { "SQ 1x1 512->1000 @13", 512, 1000, 13, 1, 1, 0 },
+		{ "SQ 3x3 16->64 @55", 16, 64, 55, 3, 1, 1 },        { "SQ 3x3 64->256 @13", 64, 256, 13, 3, 1, 1 },
 	};
 	printf("\n| convolution | threads | off ms | GFLOP/s | k_conv blocked ms | GFLOP/s | alone ms | GFLOP/s | alone "
 	       "40K ms | GFLOP/s | off / k_conv | max diff / max |\n");
