@@ -430,6 +430,111 @@ k_pointwise_nhwc_ref(int64_t positions, int64_t cin, int64_t cout, const float *
 	k_fully_connected_ref(positions, cin, cout, x, w, bias, y);
 }
 
+/* ---- pointwise, float16 storage ---- */
+
+/* Floats of one block's widened input and float32 output together: 128
+ * KiB, which stays in L2 between the widening, the product and the
+ * narrowing. */
+#define PW_HALF_FLOATS 32768
+
+/* Positions of one block: a multiple of the tile's rows, within the
+ * budget, and no more than an even share of slots threads. */
+static int64_t
+pw_half_rows(const k_gemm_kernel *kr, int64_t positions, int64_t cin, int64_t cout, int slots)
+{
+	int64_t mr = kr->mr;
+	int64_t rows = PW_HALF_FLOATS / (cin + cout > 0 ? cin + cout : 1) / mr * mr;
+	int64_t share = k_round_up(k_div_up(positions, slots > 1 ? slots : 1), mr);
+	return k_max64(mr, k_min64(rows, share));
+}
+
+/* One slot's scratch: the widened block, its output, the product's own. */
+static void
+pw_half_layout(const k_gemm_kernel *kr, int64_t rows, int64_t cin, int64_t cout, size_t *in_floats,
+               size_t *out_floats, size_t *gemm_bytes)
+{
+	static const float placeholder;
+	*in_floats = k_line_floats(rows * cin);
+	*out_floats = k_line_floats(rows * cout);
+	k_sgemm_op op = fc_op(rows, cin, cout, NULL, &placeholder, NULL, NULL);
+	op.a_in_place = true;
+	*gemm_bytes = k_line_floats((int64_t)(k_sgemm_scratch_bytes(kr, &op) / sizeof(float)) + 1) * sizeof(float);
+}
+
+size_t
+k_pointwise_nhwc_half_scratch_bytes(int64_t positions, int64_t cin, int64_t cout, int slots)
+{
+	if (positions <= 0 || cout <= 0 || cin < 0)
+		return 0;
+	const k_gemm_kernel *kr = pw_kernel(k_cpu_isa(), positions, cout);
+	size_t in, out, gemm;
+	pw_half_layout(kr, pw_half_rows(kr, positions, cin, cout, slots), cin, cout, &in, &out, &gemm);
+	return ((in + out) * sizeof(float) + gemm) * (size_t)(slots > 1 ? slots : 1);
+}
+
+typedef struct pw_half_args {
+	const k_gemm_kernel *kr;
+	int64_t positions, cin, cout, rows, blocks, parts;
+	const uint16_t *x;
+	const float *b_packed, *bias;
+	uint16_t *y;
+	char *scratch;
+	size_t in_floats, out_floats, slot_bytes;
+	const k_post *post;
+} pw_half_args;
+
+static void
+pw_half_parts(void *arg, int64_t c0, int64_t c1)
+{
+	const pw_half_args *p = arg;
+	for (int64_t c = c0; c < c1; c++) {
+		float *xa = (float *)(void *)(p->scratch + (size_t)c * p->slot_bytes);
+		float *ya = xa + p->in_floats;
+		void *gemm = ya + p->out_floats;
+		for (int64_t b = c * p->blocks / p->parts; b < (c + 1) * p->blocks / p->parts; b++) {
+			int64_t p0 = b * p->rows, n = k_min64(p->rows, p->positions - p0);
+			k_half_to_float_array(p->x + p0 * p->cin, xa, n * p->cin);
+			k_sgemm_op op = fc_op(n, p->cin, p->cout, xa, p->b_packed, p->bias, ya);
+			op.clamp = k_post_clamp(p->post, &op.lo, &op.hi);
+			op.a_in_place = true;
+			k_sgemm_block(p->kr, &op, 0, n, 0, p->cout, gemm);
+			if (p->post != NULL && p->post->on && !op.clamp)
+				k_activation(p->post->act, p->post->a, p->post->b, ya, n * p->cout);
+			k_float_to_half_array(ya, p->y + p0 * p->cout, n * p->cout);
+		}
+	}
+}
+
+void
+k_pointwise_nhwc_half(int64_t positions, int64_t cin, int64_t cout, const uint16_t *x, const void *packed,
+                      const float *bias, uint16_t *y, void *scratch, int slots, const k_post *post,
+                      const st_exec_ctx *ctx)
+{
+	if (positions <= 0 || cout <= 0)
+		return;
+	const fc_packed_head *h = packed;
+	assert(h->magic == FC_MAGIC && h->k == cin && h->m == cout);
+	const k_gemm_kernel *kr = k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr);
+	pw_half_args a = { .kr = kr, .positions = positions, .cin = cin, .cout = cout, .x = x,
+		           .b_packed = (const float *)(h + 1), .bias = bias, .y = y, .scratch = scratch,
+		           .post = post };
+	size_t gemm;
+	/* The block size k_pointwise_nhwc_half_scratch_bytes sized the slots
+	 * for (the kernel packed then is the one in the header). */
+	a.rows = pw_half_rows(kr, positions, cin, cout, slots);
+	pw_half_layout(kr, a.rows, cin, cout, &a.in_floats, &a.out_floats, &gemm);
+	a.slot_bytes = (a.in_floats + a.out_floats) * sizeof(float) + gemm;
+	a.blocks = k_div_up(positions, a.rows);
+	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	a.parts = k_min64(k_min64(threads, slots > 1 ? slots : 1), a.blocks);
+	if (a.parts <= 1) {
+		a.parts = 1;
+		pw_half_parts(&a, 0, 1);
+		return;
+	}
+	k_parallel_for(ctx, a.parts, 1, pw_half_parts, &a);
+}
+
 /* ---- matrix multiply ---- */
 
 int

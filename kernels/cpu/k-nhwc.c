@@ -229,9 +229,9 @@ k_dwconv_nhwc_ref(const k_window *w, const float *x, const float *filter, const 
 	}
 }
 
-void
-k_dwconv_nhwc(const k_window *w, const float *x, const float *packed, const float *bias, float *y,
-              const k_post *post, const st_exec_ctx *ctx)
+/* The loops' arguments for window w (k_dwconv_nhwc's contract). */
+static nh_args
+dw_args(const k_window *w, const float *x, const float *packed, const float *bias, float *y, const k_post *post)
 {
 	nh_args a = {
 		.batch = w->batch, .c = w->out_channels, .h = w->in[0], .w = w->in[1], .oh = w->out[0],
@@ -251,10 +251,131 @@ k_dwconv_nhwc(const k_window *w, const float *x, const float *packed, const floa
 	a.strip = a.c % NH_STRIP_CHANNELS == 0;
 	a.clamp = k_post_clamp(post, &a.floor, &a.ceil);
 	a.post = post != NULL && post->on && !a.clamp ? post : NULL;
+	return a;
+}
+
+void
+k_dwconv_nhwc(const k_window *w, const float *x, const float *packed, const float *bias, float *y,
+              const k_post *post, const st_exec_ctx *ctx)
+{
+	nh_args a = dw_args(w, x, packed, bias, y, post);
 	/* An output row is worth a thread from some 16 k multiply-adds. */
 	int64_t work = a.ow * a.c * a.kh * a.kw;
 	int64_t grain = work >= 16384 ? 1 : 16384 / (work + 1) + 1;
 	k_parallel_for(ctx, a.batch * a.oh, grain, variant_in_use()->dw_rows, &a);
+}
+
+/* ---- depthwise convolution, float16 storage ---- */
+
+/* Floats of one band's widened input rows and float32 output rows
+ * together: 256 KiB, in L2 from the widening to the narrowing. */
+#define NH_HALF_FLOATS 65536
+
+/* Output rows of one band: within the budget where one row allows, and no
+ * more than an even share of slots threads. */
+static int64_t
+dw_half_rows(const k_window *w, int slots)
+{
+	int64_t c = w->out_channels, in_row = w->in[1] * c, out_row = w->out[1] * c;
+	int64_t reach = (w->kernel[0] - 1) * w->dilation[0] + 1, sh = w->stride[0];
+	/* rows r need ((r - 1) * sh + reach) input rows and r output rows */
+	int64_t room = NH_HALF_FLOATS - (reach - sh) * in_row;
+	int64_t rows = room > 0 ? room / (sh * in_row + out_row) : 1;
+	int64_t share = k_div_up(w->out[0], slots > 1 ? slots : 1);
+	return k_max64(1, k_min64(rows, share));
+}
+
+/* Floats of one slot: the input rows of a band, then its output rows. */
+static void
+dw_half_layout(const k_window *w, int64_t rows, size_t *in_floats, size_t *out_floats)
+{
+	int64_t c = w->out_channels;
+	int64_t reach = (w->kernel[0] - 1) * w->dilation[0] + 1;
+	int64_t in_rows = k_min64(w->in[0], (rows - 1) * w->stride[0] + reach);
+	*in_floats = k_line_floats(k_max64(1, in_rows) * w->in[1] * c);
+	*out_floats = k_line_floats(rows * w->out[1] * c);
+}
+
+size_t
+k_dwconv_nhwc_half_scratch_bytes(const k_window *w, int slots)
+{
+	size_t in, out;
+	dw_half_layout(w, dw_half_rows(w, slots), &in, &out);
+	return (in + out) * sizeof(float) * (size_t)(slots > 1 ? slots : 1);
+}
+
+typedef struct dw_half_args {
+	nh_args base; /* the whole convolution's, x and y unset */
+	int64_t rows, per_image, bands, parts;
+	const uint16_t *x;
+	uint16_t *y;
+	char *scratch;
+	size_t in_floats, out_floats;
+	st_range_fn dw_rows;
+} dw_half_args;
+
+/*
+ * Band by band: the input rows a band of output rows reads are widened
+ * into the slot and the loops run on them as on an image of those rows
+ * alone, its top padding what remains of the real one above them; rows
+ * below it are not read. Each output sums the same taps in the same order
+ * as on the whole image.
+ */
+static void
+dw_half_parts(void *arg, int64_t c0, int64_t c1)
+{
+	const dw_half_args *p = arg;
+	const nh_args *b = &p->base;
+	int64_t in_row = b->w * b->c, out_row = b->ow * b->c;
+	for (int64_t c = c0; c < c1; c++) {
+		float *xa = (float *)(void *)(p->scratch + (size_t)c * (p->in_floats + p->out_floats) * sizeof(float));
+		float *ya = xa + p->in_floats;
+		for (int64_t band = c * p->bands / p->parts; band < (c + 1) * p->bands / p->parts; band++) {
+			int64_t n = band / p->per_image, r0 = band % p->per_image * p->rows;
+			int64_t r1 = k_min64(b->oh, r0 + p->rows);
+			int64_t first = k_max64(0, r0 * b->sh - b->ph);
+			int64_t end = k_min64(b->h, (r1 - 1) * b->sh - b->ph + (b->kh - 1) * b->dh + 1);
+			nh_args a = *b;
+			a.batch = 1;
+			a.oh = r1 - r0;
+			a.ph = b->ph - r0 * b->sh + first;
+			a.x = xa;
+			a.y = ya;
+			if (end > first) {
+				a.h = end - first;
+				k_half_to_float_array(p->x + (n * b->h + first) * in_row, xa, a.h * in_row);
+			} else {
+				/* Every tap of the band is padding: one zero row out of reach. */
+				a.h = 1;
+				a.ph = a.oh * b->sh + b->kh * b->dh;
+				memset(xa, 0, (size_t)in_row * sizeof *xa);
+			}
+			p->dw_rows(&a, 0, a.oh);
+			k_float_to_half_array(ya, p->y + (n * b->oh + r0) * out_row, a.oh * out_row);
+		}
+	}
+}
+
+void
+k_dwconv_nhwc_half(const k_window *w, const uint16_t *x, const float *packed, const float *bias, uint16_t *y,
+                   const k_post *post, void *scratch, int slots, const st_exec_ctx *ctx)
+{
+	dw_half_args a = { .base = dw_args(w, NULL, packed, bias, NULL, post), .x = x, .y = y, .scratch = scratch,
+		           .dw_rows = variant_in_use()->dw_rows };
+	if (a.base.batch < 1 || a.base.oh < 1 || a.base.ow < 1 || a.base.c < 1)
+		return;
+	a.rows = dw_half_rows(w, slots);
+	dw_half_layout(w, a.rows, &a.in_floats, &a.out_floats);
+	a.per_image = k_div_up(a.base.oh, a.rows);
+	a.bands = a.base.batch * a.per_image;
+	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	a.parts = k_min64(k_min64(threads, slots > 1 ? slots : 1), a.bands);
+	if (a.parts <= 1) {
+		a.parts = 1;
+		dw_half_parts(&a, 0, 1);
+		return;
+	}
+	k_parallel_for(ctx, a.parts, 1, dw_half_parts, &a);
 }
 
 /* ---- global pooling ---- */

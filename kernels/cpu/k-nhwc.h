@@ -47,6 +47,18 @@ void k_dwconv_nhwc_pack(const k_window *w, const float *filter, float *packed);
 void k_dwconv_nhwc(const k_window *w, const float *x, const float *packed, const float *bias, float *y,
                    const k_post *post, const st_exec_ctx *ctx);
 
+/*
+ * The same convolution with float16 storage and float32 arithmetic: x and
+ * y hold IEEE half values. Bands of output rows are computed from their
+ * input rows widened into the scratch (in cache) and narrowed into y
+ * (round to nearest even), so y is k_dwconv_nhwc of the widened x,
+ * narrowed, to the bit. Threads take bands; the scratch is for any thread
+ * count up to slots, 64-byte aligned, the caller's.
+ */
+size_t k_dwconv_nhwc_half_scratch_bytes(const k_window *w, int slots);
+void k_dwconv_nhwc_half(const k_window *w, const uint16_t *x, const float *packed, const float *bias, uint16_t *y,
+                        const k_post *post, void *scratch, int slots, const st_exec_ctx *ctx);
+
 /* What k_dwconv_nhwc is checked against: plain loops summing in double in
  * k_conv_ref's order (bias, then taps row by row), with the unpacked NCHW
  * filter (C x 1 x kh x kw) and the same NHWC x and y. Serial, no post. */

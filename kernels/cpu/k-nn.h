@@ -254,6 +254,19 @@ void k_pointwise_nhwc(int64_t positions, int64_t cin, int64_t cout, const float 
                       const st_exec_ctx *ctx);
 void k_pointwise_nhwc_ref(int64_t positions, int64_t cin, int64_t cout, const float *x, const float *w,
                           const float *bias, float *y);
+/*
+ * The same product with float16 storage and float32 arithmetic: x and y
+ * hold IEEE half values, the filters are packed as for k_pointwise_nhwc.
+ * Blocks of positions are widened into the scratch (in cache), multiplied
+ * there by the same tiles and narrowed (round to nearest even) into y, so
+ * y is k_pointwise_nhwc of the widened x, narrowed, to the bit. Threads
+ * take blocks of positions; the scratch is for any thread count up to
+ * slots.
+ */
+size_t k_pointwise_nhwc_half_scratch_bytes(int64_t positions, int64_t cin, int64_t cout, int slots);
+void k_pointwise_nhwc_half(int64_t positions, int64_t cin, int64_t cout, const uint16_t *x, const void *packed,
+                           const float *bias, uint16_t *y, void *scratch, int slots, const k_post *post,
+                           const st_exec_ctx *ctx);
 
 /* ---- k-dwconv.c: direct convolutions ---- */
 

@@ -133,6 +133,12 @@ void k_binary(k_op op, st_dtype t, void *out, const st_shape *out_shape, const v
 void k_binary_ref(k_op op, st_dtype t, void *out, const st_shape *out_shape, const void *a,
                   const st_shape *a_shape, const void *b, const st_shape *b_shape);
 
+/* out = a op b on n float16 values of one shape (out may be a), each
+ * widened, computed in float32 as k_binary does and narrowed (round to
+ * nearest even). */
+void k_binary_half(k_op op, uint16_t *out, const uint16_t *a, const uint16_t *b, int64_t n,
+                   const st_exec_ctx *ctx);
+
 /* out = alpha·a + (1 − alpha)·b in float32, broadcast as k_binary. */
 void k_linear_blend(float alpha, float *out, const st_shape *out_shape, const float *a,
                     const st_shape *a_shape, const float *b, const st_shape *b_shape,

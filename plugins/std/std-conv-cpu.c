@@ -1,5 +1,7 @@
 /* CPU implementations of the sliding-window layers: convolution,
- * deconvolution, pooling and global pooling, FP32 in NCHW. */
+ * deconvolution, pooling and global pooling, FP32 in NCHW (and the other
+ * layouts where said); 1x1 and depthwise convolutions channels last also
+ * on FP16 tensors, computing in FP32. */
 #include "config.h"
 
 #include <inttypes.h>
@@ -37,6 +39,9 @@ typedef struct window_state {
 	/* Channels last (std_conv_choose_layout): the pointwise product or the
 	 * depthwise loops of k-nhwc.h, with packed filters for them. */
 	bool nhwc;
+	/* Channels last on float16 tensors (std_conv_choose_dtype): the same
+	 * kernels' float16 forms, which widen and narrow in cache. */
+	bool half;
 	/* Channels blocked by sixteen (ST_LAYOUT_NCHW16C): k_conv_nchwc with
 	 * filters packed for it, k_pool_nchwc, k_global_pool_nchwc. */
 	bool blocked;
@@ -187,17 +192,20 @@ conv_pack(st_exec_layer *L, const st_host_api *api, window_state *s, const k_win
 #define ANY_LAYOUT (ST_LAYOUT_BIT(ST_LAYOUT_NCHW) | ST_LAYOUT_BIT(ST_LAYOUT_NHWC) | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C))
 
 /* Checks that input 0 and output 0 are FP32 images of rank 3 to 5 in one
- * of layouts (ST_LAYOUT_BIT()s), both alike, channels-last ones of rank 4,
- * and returns the number of spatial axes, or -1 after api->fail. */
+ * of layouts (ST_LAYOUT_BIT()s), both alike, channels-last ones of rank 4
+ * (with half_ok, FP16 ones too), and returns the number of spatial axes,
+ * or -1 after api->fail. */
 static int
-image_tensors_in(st_exec_layer *L, const st_host_api *api, unsigned layouts)
+image_tensors_in(st_exec_layer *L, const st_host_api *api, unsigned layouts, bool half_ok)
 {
 	if (L->n_inputs < 1 || L->n_outputs < 1) {
 		api->fail(L, "%s needs one input and one output", L->desc->name);
 		return -1;
 	}
 	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
-	if (in->dtype != ST_DTYPE_FLOAT32 || out->dtype != ST_DTYPE_FLOAT32) {
+	bool half = half_ok && in->dtype == ST_DTYPE_FLOAT16 && out->dtype == ST_DTYPE_FLOAT16 &&
+	            L->inputs[0].layout == ST_LAYOUT_NHWC;
+	if (!half && (in->dtype != ST_DTYPE_FLOAT32 || out->dtype != ST_DTYPE_FLOAT32)) {
 		api->fail(L, "the CPU %s computes in float32, but its input is %s and its output %s",
 		          L->desc->name, api->dtype_name(in->dtype), api->dtype_name(out->dtype));
 		return -1;
@@ -223,7 +231,7 @@ image_tensors_in(st_exec_layer *L, const st_host_api *api, unsigned layouts)
 static int
 image_tensors(st_exec_layer *L, const st_host_api *api)
 {
-	return image_tensors_in(L, api, NCHW_ONLY);
+	return image_tensors_in(L, api, NCHW_ONLY, false);
 }
 
 /* A list parameter as one value per spatial axis (one value for all axes,
@@ -464,7 +472,7 @@ int
 std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 {
 	k_window w;
-	int spatial = image_tensors_in(L, api, ANY_LAYOUT);
+	int spatial = image_tensors_in(L, api, ANY_LAYOUT, true);
 	if (spatial < 0 || window_read(L, api, &conv_window, spatial, &w) != 0)
 		return -1;
 	w.groups = L->params[CONV_GROUPS].i;
@@ -480,9 +488,14 @@ std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 	s->post = conv_post(L);
 	s->nhwc = L->inputs[0].layout == ST_LAYOUT_NHWC;
 	s->blocked = L->inputs[0].layout == ST_LAYOUT_NCHW16C;
+	s->half = L->inputs[0].shape.dtype == ST_DTYPE_FLOAT16;
 	if (s->nhwc && (s->reference || !(pointwise(&w) || k_dwconv_nhwc_fits(&w)))) {
 		api->fail(L, "the CPU convolution runs channels last only 1x1 and depthwise layers, with the fast "
 		             "kernels");
+		return -1;
+	}
+	if (s->half && fused_pool(L, api) != NULL) {
+		api->fail(L, "the CPU convolution computes a pooling after it only in float32");
 		return -1;
 	}
 	if (s->blocked && (s->reference || !k_conv_nchwc_fits(&w) || fused_pool(L, api) != NULL)) {
@@ -495,6 +508,10 @@ std_conv_prepare(st_exec_layer *L, const st_host_api *api)
 		return -1;
 	if (s->reference || s->blocked)
 		L->scratch_bytes = 0;
+	else if (s->nhwc && s->half)
+		L->scratch_bytes = pointwise(&w) ? k_pointwise_nhwc_half_scratch_bytes(positions(&w), w.in_channels,
+		                                                                       w.out_channels, s->slots)
+		                                 : k_dwconv_nhwc_half_scratch_bytes(&w, s->slots);
 	else if (s->nhwc)
 		L->scratch_bytes = pointwise(&w) ? k_pointwise_nhwc_scratch_bytes(positions(&w), w.in_channels,
 		                                                                  w.out_channels, s->slots)
@@ -531,6 +548,12 @@ std_conv_run(st_exec_layer *L, const st_exec_ctx *ctx)
 		float lo = 0.0f, hi = 0.0f;
 		bool clamp = k_post_clamp(&s->post, &lo, &hi);
 		k_conv_nchwc(&s->w, L->inputs[0].data, s->packed, bias, clamp, lo, hi, out, ctx);
+	} else if (s->half && pointwise(&s->w)) {
+		k_pointwise_nhwc_half(positions(&s->w), s->w.in_channels, s->w.out_channels, L->inputs[0].data, s->packed,
+		                      bias, L->outputs[0].data, scratch, s->slots, &s->post, ctx);
+	} else if (s->half) {
+		k_dwconv_nhwc_half(&s->w, L->inputs[0].data, s->packed, bias, L->outputs[0].data, &s->post, scratch,
+		                   s->slots, ctx);
 	} else if (s->nhwc && pointwise(&s->w)) {
 		k_pointwise_nhwc(positions(&s->w), s->w.in_channels, s->w.out_channels, L->inputs[0].data, s->packed,
 		                 bias, out, scratch, s->slots, &s->post, ctx);
@@ -577,9 +600,11 @@ st_layout
 std_conv_choose_layout(const st_exec_layer *L)
 {
 	static const st_host_api quiet = { .fail = quiet_fail };
+	if (reference_wanted() || L->n_inputs < 1 || L->n_outputs < 1)
+		return ST_LAYOUT_NCHW;
 	const st_shape *in = &L->inputs[0].shape;
-	if (reference_wanted() || L->n_inputs < 1 || L->n_outputs < 1 || in->rank != 4 ||
-	    in->dtype != ST_DTYPE_FLOAT32 || L->outputs[0].shape.rank != 4)
+	bool half = in->dtype == ST_DTYPE_FLOAT16;
+	if (in->rank != 4 || !(in->dtype == ST_DTYPE_FLOAT32 || half) || L->outputs[0].shape.rank != 4)
 		return ST_LAYOUT_NCHW;
 	st_exec_layer *view = (st_exec_layer *)L; /* window_read and window_sizes only read it */
 	k_window w;
@@ -588,6 +613,10 @@ std_conv_choose_layout(const st_exec_layer *L)
 		return ST_LAYOUT_NCHW;
 	w.groups = L->params[CONV_GROUPS].i;
 	bool nhwc_in = L->inputs[0].layout == ST_LAYOUT_NHWC;
+	/* Float16 is computed channels last only: there for every layer that
+	 * can, NCHW (in float32, std_conv_choose_dtype) for the others. */
+	if (half)
+		return pointwise(&w) || k_dwconv_nhwc_fits(&w) ? ST_LAYOUT_NHWC : ST_LAYOUT_NCHW;
 	if (nhwc_in && (pointwise(&w) || k_dwconv_nhwc_fits(&w)))
 		return ST_LAYOUT_NHWC;
 	if (k_conv_blocked_layout(&w, k_cpu_isa(), L->inputs[0].layout == ST_LAYOUT_NCHW16C))
@@ -597,6 +626,27 @@ std_conv_choose_layout(const st_exec_layer *L)
 	if (k_dwconv_nhwc_fits(&w) && (nhwc_in || in->dims[2] * in->dims[3] <= DW_NHWC_MAX_PLANE))
 		return ST_LAYOUT_NHWC;
 	return ST_LAYOUT_NCHW;
+}
+
+/*
+ * Float16 (ST_IMPL_CHOOSES_DTYPE) for the layers run channels last with
+ * the fast kernels: 1x1 and depthwise 2-D convolutions, which widen and
+ * narrow in cache; float32 for the rest, which the host converts around.
+ */
+st_dtype
+std_conv_choose_dtype(const st_exec_layer *L, st_layout layout)
+{
+	static const st_host_api quiet = { .fail = quiet_fail };
+	if (layout != ST_LAYOUT_NHWC || reference_wanted() || L->n_inputs < 1 || L->n_outputs < 1 ||
+	    L->inputs[0].shape.rank != 4 || L->outputs[0].shape.rank != 4)
+		return ST_DTYPE_FLOAT32;
+	st_exec_layer *view = (st_exec_layer *)L; /* window_read and window_sizes only read it */
+	k_window w;
+	if (window_read(view, &quiet, &conv_window, 2, &w) != 0 ||
+	    window_sizes(view, &quiet, (int)L->params[CONV_PADDING].i, false, &w) != 0)
+		return ST_DTYPE_FLOAT32;
+	w.groups = L->params[CONV_GROUPS].i;
+	return pointwise(&w) || k_dwconv_nhwc_fits(&w) ? ST_DTYPE_FLOAT16 : ST_DTYPE_FLOAT32;
 }
 
 /* ---- deconvolution ---- */
@@ -692,7 +742,7 @@ static int
 pool_window_of(st_exec_layer *L, const st_host_api *api, window_state *s)
 {
 	k_window w;
-	int spatial = image_tensors_in(L, api, NCHW_ONLY | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C));
+	int spatial = image_tensors_in(L, api, NCHW_ONLY | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C), false);
 	if (spatial < 0 || window_read(L, api, &pool_window, spatial, &w) != 0)
 		return -1;
 	if (w.out_channels != w.in_channels) {
@@ -742,7 +792,7 @@ pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
 static int
 global_pool_prepare(st_exec_layer *L, const st_host_api *api)
 {
-	int spatial = image_tensors_in(L, api, ANY_LAYOUT);
+	int spatial = image_tensors_in(L, api, ANY_LAYOUT, false);
 	if (spatial < 0)
 		return -1;
 	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
@@ -826,9 +876,11 @@ pool_choose_layout(const st_exec_layer *L)
 	.dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32)
 
 const st_impl_desc std_conv_impls[] = {
-	{ .layer = "convolution", .backend = "cpu", .layouts = ANY_LAYOUT, .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32),
-	  .flags = ST_IMPL_FUSES_RELU_CLIP | ST_IMPL_CHOOSES_LAYOUT | ST_IMPL_FUSES_POOL, .prepare = std_conv_prepare,
-	  .run = std_conv_run, .release = std_window_release, .choose_layout = std_conv_choose_layout },
+	{ .layer = "convolution", .backend = "cpu", .layouts = ANY_LAYOUT,
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32) | ST_DTYPE_BIT(ST_DTYPE_FLOAT16),
+	  .flags = ST_IMPL_FUSES_RELU_CLIP | ST_IMPL_CHOOSES_LAYOUT | ST_IMPL_FUSES_POOL | ST_IMPL_CHOOSES_DTYPE,
+	  .prepare = std_conv_prepare, .run = std_conv_run, .release = std_window_release,
+	  .choose_layout = std_conv_choose_layout, .choose_dtype = std_conv_choose_dtype },
 	{ .layer = "deconvolution", CPU_FP32_NCHW, .prepare = std_deconv_prepare, .run = std_deconv_run,
 	  .release = std_window_release },
 	{ .layer = "pooling", .backend = "cpu", .layouts = NCHW_ONLY | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C),

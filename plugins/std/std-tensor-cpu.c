@@ -165,13 +165,14 @@ inputs_blocked(const st_exec_layer *L)
 	return true;
 }
 
-/* Whether every input of L has the output's float32 image shape: then the
- * operation runs lane by lane on blocked tensors as on plain ones. */
+/* Whether every input of L has the output's floating-point image shape:
+ * then the operation runs element by element whatever the layout (blocked,
+ * channels last), and on float16 widened block by block. */
 static bool
 eltwise_same_images(const st_exec_layer *L)
 {
 	const st_shape *out = &L->outputs[0].shape;
-	if (out->dtype != ST_DTYPE_FLOAT32 || out->rank < 3 || L->n_inputs < 1)
+	if (!(out->dtype == ST_DTYPE_FLOAT32 || out->dtype == ST_DTYPE_FLOAT16) || out->rank < 3 || L->n_inputs < 1)
 		return false;
 	for (int i = 0; i < L->n_inputs; i++) {
 		st_shape s = operand_shape(L, i);
@@ -182,11 +183,35 @@ eltwise_same_images(const st_exec_layer *L)
 	return true;
 }
 
-/* Blocked where every input comes blocked, with the output's shape. */
+/* Whether every input of L comes in layout. */
+static bool
+inputs_in(const st_exec_layer *L, st_layout layout)
+{
+	for (int i = 0; i < L->n_inputs; i++) {
+		if (L->inputs[i].layout != layout)
+			return false;
+	}
+	return true;
+}
+
+/* Blocked (float32) or channels last where every input comes so, with the
+ * output's shape; NCHW otherwise. */
 static st_layout
 eltwise_choose_layout(const st_exec_layer *L)
 {
-	return inputs_blocked(L) && eltwise_same_images(L) ? ST_LAYOUT_NCHW16C : ST_LAYOUT_NCHW;
+	if (!eltwise_same_images(L))
+		return ST_LAYOUT_NCHW;
+	if (inputs_blocked(L) && L->outputs[0].shape.dtype == ST_DTYPE_FLOAT32)
+		return ST_LAYOUT_NCHW16C;
+	return inputs_in(L, ST_LAYOUT_NHWC) && L->outputs[0].shape.rank == 4 ? ST_LAYOUT_NHWC : ST_LAYOUT_NCHW;
+}
+
+/* Float16 for operands of one shape, float32 (converted around) for
+ * broadcasts. */
+static st_dtype
+eltwise_choose_dtype(const st_exec_layer *L, st_layout layout)
+{
+	return layout != ST_LAYOUT_NCHW16C && eltwise_same_images(L) ? ST_DTYPE_FLOAT16 : ST_DTYPE_FLOAT32;
 }
 
 static int
@@ -194,7 +219,16 @@ eltwise_prepare(st_exec_layer *L, const st_host_api *api)
 {
 	int op = (int)L->params[ELTWISE_OPERATION].i;
 	st_dtype t = L->outputs[0].shape.dtype;
-	if (!k_binary_supports(eltwise_ops[op], t)) {
+	bool same = eltwise_same_images(L);
+	if (t == ST_DTYPE_FLOAT16 && !same) {
+		api->fail(L, "on float16 tensors the CPU elementwise layer takes operands of the output's shape only");
+		return -1;
+	}
+	if (L->outputs[0].layout == ST_LAYOUT_NHWC && !same) {
+		api->fail(L, "channels last the CPU elementwise layer takes operands of the output's shape only");
+		return -1;
+	}
+	if (t != ST_DTYPE_FLOAT16 && !k_binary_supports(eltwise_ops[op], t)) {
 		api->fail(L, "operation %s is not implemented for %s tensors", eltwise_names[op],
 		          api->dtype_name(t));
 		return -1;
@@ -206,7 +240,7 @@ eltwise_prepare(st_exec_layer *L, const st_host_api *api)
 		}
 	}
 	if (L->outputs[0].layout == ST_LAYOUT_NCHW16C) {
-		if (!inputs_blocked(L) || !eltwise_same_images(L)) {
+		if (!inputs_blocked(L) || !same || t != ST_DTYPE_FLOAT32) {
 			api->fail(L, "on NCHW16C tensors the CPU elementwise layer takes float32 images of the output's "
 			             "shape only, all blocked");
 			return -1;
@@ -249,6 +283,13 @@ eltwise_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	}
 	if (L->n_inputs == 1) {
 		k_copy(out->data, L->inputs[0].data, (size_t)tensor_bytes(out), ctx);
+		return 0;
+	}
+	if (t == ST_DTYPE_FLOAT16) {
+		int64_t n = tensor_bytes(out) / 2;
+		k_binary_half(op, out->data, L->inputs[0].data, L->inputs[1].data, n, ctx);
+		for (int i = 2; i < L->n_inputs; i++)
+			k_binary_half(op, out->data, out->data, L->inputs[i].data, n, ctx);
 		return 0;
 	}
 	/* Fold from the first input to the last; after the first step the
@@ -391,9 +432,11 @@ const st_impl_desc std_tensor_impls[] = {
 	  .flags = ST_IMPL_IN_PLACE, .run = copy_run },
 	{ .layer = "softmax", .backend = "cpu", .layouts = NCHW, .dtypes = BIT(FLOAT32),
 	  .flags = ST_IMPL_IN_PLACE, .prepare = softmax_prepare, .run = softmax_run },
-	{ .layer = "elementwise", .backend = "cpu", .layouts = NCHW | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C),
-	  .dtypes = ARITHMETIC_TYPES, .flags = ST_IMPL_CHOOSES_LAYOUT, .prepare = eltwise_prepare,
-	  .run = eltwise_run, .choose_layout = eltwise_choose_layout },
+	{ .layer = "elementwise", .backend = "cpu",
+	  .layouts = NCHW | ST_LAYOUT_BIT(ST_LAYOUT_NHWC) | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C),
+	  .dtypes = ARITHMETIC_TYPES | BIT(FLOAT16), .flags = ST_IMPL_CHOOSES_LAYOUT | ST_IMPL_CHOOSES_DTYPE,
+	  .prepare = eltwise_prepare, .run = eltwise_run, .choose_layout = eltwise_choose_layout,
+	  .choose_dtype = eltwise_choose_dtype },
 	{ .layer = "linear_blend", .backend = "cpu", .layouts = NCHW, .dtypes = BIT(FLOAT32),
 	  .prepare = blend_prepare, .run = blend_run },
 	{ .layer = "concatenation", .backend = "cpu", .layouts = NCHW | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C),

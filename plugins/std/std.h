@@ -128,6 +128,7 @@ int std_deconvolution_reshape(st_reshape *r, const st_host_api *api);
 int std_conv_prepare(st_exec_layer *L, const st_host_api *api);        /* std-conv-cpu.c */
 int std_conv_run(st_exec_layer *L, const st_exec_ctx *ctx);
 st_layout std_conv_choose_layout(const st_exec_layer *L);
+st_dtype std_conv_choose_dtype(const st_exec_layer *L, st_layout layout);
 int std_deconv_prepare(st_exec_layer *L, const st_host_api *api);
 int std_deconv_run(st_exec_layer *L, const st_exec_ctx *ctx);
 void std_window_release(st_exec_layer *L);

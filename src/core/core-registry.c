@@ -320,6 +320,11 @@ host_register_impl(st_plugin_ctx *ctx, const st_impl_desc *d)
 		               "choose_layout", d->backend, d->layer);
 		return -1;
 	}
+	if ((d->flags & ST_IMPL_CHOOSES_DTYPE) && d->choose_dtype == NULL) {
+		plugin_note(p, "the %s implementation of '%s' refused: it says it chooses float types but has no "
+		               "choose_dtype", d->backend, d->layer);
+		return -1;
+	}
 	bool taken = st_registry_find_impl(ctx->registry, d->layer, d->backend) != NULL;
 	for (int i = 0; i < ctx->n_impls && !taken; i++)
 		taken = strcmp(ctx->impls[i].desc->layer, d->layer) == 0 &&

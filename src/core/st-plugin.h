@@ -41,9 +41,11 @@ extern "C" {
  * Minor 5 added a pooling computed by the layer before it:
  * ST_IMPL_FUSES_POOL and st_exec_layer.pool. Minor 6 added the blocked
  * layout ST_LAYOUT_NCHW16C, which a host hands only to implementations
- * declaring it.
+ * declaring it. Minor 7 added the float type choice per layer:
+ * ST_IMPL_CHOOSES_DTYPE and st_impl_desc.choose_dtype, read only under
+ * that flag.
  */
-#define ST_PLUGIN_ABI_MINOR 6u
+#define ST_PLUGIN_ABI_MINOR 7u
 
 #define ST_MAX_RANK 8     /* tensors have rank 0 to 8 */
 #define ST_MAX_OUTPUTS 64 /* most outputs one layer may have */
@@ -268,6 +270,11 @@ struct st_exec_ctx {
  * its own output, which it need not write whole (a first convolution and
  * its max pooling, band by band). */
 #define ST_IMPL_FUSES_POOL 0x10u
+/* ABI 2.7: the descriptor has choose_dtype (after choose_layout), which
+ * says of each layer whether it computes on float16 tensors in a float16
+ * plan; without the flag an implementation that lists float16 takes it
+ * for every layer. */
+#define ST_IMPL_CHOOSES_DTYPE 0x20u
 
 #define ST_LAYOUT_BIT(l) (1u << (l))
 #define ST_DTYPE_BIT(t) (1u << (t))
@@ -300,6 +307,17 @@ typedef struct st_impl_desc {
 	 * format naming one), the host does not ask.
 	 */
 	st_layout (*choose_layout)(const st_exec_layer *L);
+	/*
+	 * ABI 2.7, read only when flags has ST_IMPL_CHOOSES_DTYPE. Called when
+	 * a plan in float16 is built, for an implementation whose dtypes list
+	 * float16 and float32, once the layer's layout is known: L as for
+	 * choose_layout, its inputs in the layout it will run in and float16
+	 * where they are floating-point. Returns ST_DTYPE_FLOAT16 to run L on
+	 * float16 tensors, or ST_DTYPE_FLOAT32 to have the host convert its
+	 * inputs to float32 and its outputs back (the layout is then asked
+	 * again, for float32 tensors).
+	 */
+	st_dtype (*choose_dtype)(const st_exec_layer *L, st_layout layout);
 } st_impl_desc;
 
 /*

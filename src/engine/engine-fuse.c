@@ -137,6 +137,15 @@ act_applied_by_impl(const layer_slot *as, unsigned flags)
 	return as->slope == NULL && impl_applies(as->layer->act.type->desc, as->layer->act.coef.values, flags);
 }
 
+bool
+plan_host_applies_act(const st_plan *p, const layer_slot *slot)
+{
+	if (slot->fuse_add >= 0)
+		return true;
+	const layer_slot *as = slot->fuse_act >= 0 ? &p->slots[slot->fuse_act] : slot;
+	return !act_applied_by_impl(as, slot->impl->flags);
+}
+
 /*
  * Whether the convolution in conv, whose fused chain ends at tail, can
  * compute the pooling in pool as well (ST_IMPL_FUSES_POOL): a pooling of
@@ -197,11 +206,12 @@ plan_fuse(st_plan *p)
 		layer_slot *conv = &p->slots[s];
 		if (!has_type(conv, "convolution") || conv->n_outputs != 1)
 			continue;
-		/* The epilogue computes in float32, so the convolution must too. */
-		if (p->float_dtype != ST_DTYPE_FLOAT32 && (conv->impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT16)))
-			continue;
 		if (!(conv->impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT32)))
 			continue;
+		/* A convolution that may compute in float16 takes a batch norm
+		 * (folded into its weights) and an activation it applies itself,
+		 * nothing the host's epilogue would add in float32. */
+		bool half = p->float_dtype != ST_DTYPE_FLOAT32 && (conv->impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT16));
 		int tail = s; /* the last layer this step computes so far */
 		/* An activation of its own comes before anything else: nothing
 		 * folds or adds in after it, but a pooling may follow. */
@@ -215,7 +225,7 @@ plan_fuse(st_plan *p)
 				tail = reader[tail];
 			}
 		}
-		if (!own_act && p->slots[tail].act_impl == NULL && readers[tail] == 1) {
+		if (!half && !own_act && p->slots[tail].act_impl == NULL && readers[tail] == 1) {
 			int a = reader[tail];
 			layer_slot *add = &p->slots[a];
 			const st_layer *al = add->layer;
@@ -238,7 +248,8 @@ plan_fuse(st_plan *p)
 		if (!own_act && p->slots[tail].act_impl == NULL && readers[tail] == 1) {
 			layer_slot *id = &p->slots[reader[tail]];
 			if (has_type(id, "identity") && id->act_impl != NULL && id->layer->n_inputs == 1 &&
-			    id->n_outputs == 1 && st_shape_equal(&id->outputs[0], &p->slots[tail].outputs[0])) {
+			    id->n_outputs == 1 && st_shape_equal(&id->outputs[0], &p->slots[tail].outputs[0]) &&
+			    (!half || act_applied_by_impl(id, conv->impl->flags))) {
 				id->fused_into = s;
 				tail = reader[tail];
 			}

@@ -147,6 +147,10 @@ struct st_plan {
 /* Decides which layers fuse into the convolution before them (nothing
  * when fusion is off); fills the slots' fuse_* and fused_into. */
 void plan_fuse(st_plan *p);
+/* Whether the host's epilogue runs after slot's implementation (a fused
+ * add, or an activation the implementation does not apply itself): in
+ * float32 only. */
+bool plan_host_applies_act(const st_plan *p, const layer_slot *slot);
 /* Lets the inputs of channel concatenations be written straight into their
  * part of the output (once steps, lifetimes and pins are known, before the
  * memory is planned): their tensors become parts of the output's

@@ -250,26 +250,32 @@ blockable(const st_plan *p, const layer_slot *slot, const int *in)
 }
 
 /*
- * The layout an implementation that chooses picks for the layer of slot,
- * its inputs being tensors in[] (-1 for none); fallback where it picks one
- * it did not declare. The view it gets has shapes, layouts, parameters and
- * weights, no data.
+ * The view of the layer of slot that an implementation's choose_layout and
+ * choose_dtype get: its inputs being tensors in[] (-1 for none), in layout
+ * (or, for ST_LAYOUT_COUNT, the one each has), its floating-point inputs
+ * and outputs in dtype; shapes, layouts, parameters and weights, no data.
+ * ins and outs are the caller's, n_inputs and n_outputs long (at least 1).
  */
-static st_layout
-chosen_layout(const st_plan *p, const layer_slot *slot, const int *in, st_dtype dtype, st_layout fallback)
+static st_exec_layer
+layer_view(const st_plan *p, const layer_slot *slot, const int *in, st_dtype dtype, st_layout layout,
+           st_tensor *ins, st_tensor *outs)
 {
 	const st_layer *l = slot->layer;
 	int n_in = l->n_inputs, n_out = slot->n_outputs;
-	st_tensor *ins = st_xcalloc((size_t)(n_in ? n_in : 1), sizeof *ins);
-	st_tensor *outs = st_xcalloc((size_t)(n_out ? n_out : 1), sizeof *outs);
 	for (int k = 0; k < n_in; k++) {
+		ins[k] = (st_tensor){ 0 };
 		if (in[k] >= 0) {
 			ins[k].shape = p->tensors[in[k]].t.shape;
-			ins[k].layout = p->tensors[in[k]].t.layout;
+			ins[k].layout = layout == ST_LAYOUT_COUNT ? p->tensors[in[k]].t.layout : layout;
+			if (is_float(ins[k].shape.dtype))
+				ins[k].shape.dtype = dtype;
 		}
 	}
-	for (int k = 0; k < n_out; k++)
-		outs[k].shape = slot->outputs[k];
+	for (int k = 0; k < n_out; k++) {
+		outs[k] = (st_tensor){ .shape = slot->outputs[k], .layout = layout == ST_LAYOUT_COUNT ? 0 : layout };
+		if (is_float(outs[k].shape.dtype))
+			outs[k].shape.dtype = dtype;
+	}
 	st_exec_layer L = { .name = l->name, .desc = l->type->desc, .params = slot->params, .n_inputs = n_in,
 		            .inputs = ins, .n_outputs = n_out, .outputs = outs, .n_weights = slot->n_weights,
 		            .weights = slot->weights, .act = l->act.type ? l->act.type->desc : NULL,
@@ -279,6 +285,21 @@ chosen_layout(const st_plan *p, const layer_slot *slot, const int *in, st_dtype 
 		L.n_weights = 2;
 		L.weights = slot->fold_weights;
 	}
+	return L;
+}
+
+/*
+ * The layout an implementation that chooses picks for the layer of slot,
+ * its inputs being tensors in[] (-1 for none) converted to dtype where
+ * they are floating-point; fallback where it picks one it did not declare.
+ */
+static st_layout
+chosen_layout(const st_plan *p, const layer_slot *slot, const int *in, st_dtype dtype, st_layout fallback)
+{
+	int n_in = slot->layer->n_inputs, n_out = slot->n_outputs;
+	st_tensor *ins = st_xcalloc((size_t)(n_in ? n_in : 1), sizeof *ins);
+	st_tensor *outs = st_xcalloc((size_t)(n_out ? n_out : 1), sizeof *outs);
+	st_exec_layer L = layer_view(p, slot, in, dtype, ST_LAYOUT_COUNT, ins, outs);
 	st_layout got = slot->impl->choose_layout(&L);
 	free(ins);
 	free(outs);
@@ -290,6 +311,21 @@ chosen_layout(const st_plan *p, const layer_slot *slot, const int *in, st_dtype 
 	return got;
 }
 
+/* Whether an implementation that chooses float types runs the layer of
+ * slot in float16, in layout, its inputs being tensors in[]. */
+static bool
+chosen_half(const st_plan *p, const layer_slot *slot, const int *in, st_layout layout)
+{
+	int n_in = slot->layer->n_inputs, n_out = slot->n_outputs;
+	st_tensor *ins = st_xcalloc((size_t)(n_in ? n_in : 1), sizeof *ins);
+	st_tensor *outs = st_xcalloc((size_t)(n_out ? n_out : 1), sizeof *outs);
+	st_exec_layer L = layer_view(p, slot, in, ST_DTYPE_FLOAT16, layout, ins, outs);
+	st_dtype got = slot->impl->choose_dtype(&L, layout);
+	free(ins);
+	free(outs);
+	return got == ST_DTYPE_FLOAT16;
+}
+
 /* The float dtype and layout a layer's implementation computes in. */
 static int
 step_format(const st_plan *p, const layer_slot *slot, st_dtype *dtype, st_layout *layout, st_diag *d)
@@ -298,9 +334,9 @@ step_format(const st_plan *p, const layer_slot *slot, st_dtype *dtype, st_layout
 	*layout = (impl->layouts & ST_LAYOUT_BIT(p->layout)) ? p->layout
 	          : (impl->layouts & ST_LAYOUT_BIT(ST_LAYOUT_NCHW)) ? ST_LAYOUT_NCHW
 	                                                            : ST_LAYOUT_NHWC;
-	bool wants_activation = slot->act_impl != NULL;
-	if ((impl->dtypes & ST_DTYPE_BIT(p->float_dtype)) &&
-	    !(wants_activation && p->float_dtype == ST_DTYPE_FLOAT16))
+	/* The host's epilogue (activations, a fused add) runs in float32. */
+	bool epilogue = plan_host_applies_act(p, slot);
+	if ((impl->dtypes & ST_DTYPE_BIT(p->float_dtype)) && !(epilogue && p->float_dtype == ST_DTYPE_FLOAT16))
 		*dtype = p->float_dtype;
 	else if (impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT32))
 		*dtype = ST_DTYPE_FLOAT32;
@@ -433,10 +469,12 @@ prepare_all(st_plan *p, st_diag *d)
 			scratch = s->L.scratch_bytes;
 	}
 	/* Conversions that change dtype and layout at once stage through the
-	 * scratch area, as do inputs and outputs copied in and out. */
+	 * scratch area in float32 (convert_tensor), as do inputs and outputs
+	 * copied in and out. */
 	for (int i = 0; i < p->n_tensors; i++) {
-		if (p->tensors[i].bytes > scratch && p->tensors[i].t.shape.rank >= 3)
-			scratch = p->tensors[i].bytes;
+		size_t bytes = p->tensors[i].bytes * (p->tensors[i].t.shape.dtype == ST_DTYPE_FLOAT16 ? 2 : 1);
+		if (bytes > scratch && p->tensors[i].t.shape.rank >= 3)
+			scratch = bytes;
 	}
 	for (int o = 0; o < p->n_outputs; o++) {
 		int64_t bytes = st_shape_bytes(&p->output_shapes[o]);
@@ -570,9 +608,18 @@ plan_build(st_plan *p, st_diag *d)
 		 * NCHW: in one chosen by layer, and in a channels-last plan, where
 		 * it says which layers it runs channels last (the others are
 		 * converted around, as for implementations without NHWC). */
-		if ((impl->flags & ST_IMPL_CHOOSES_LAYOUT) && (p->layouts_chosen || p->layout != ST_LAYOUT_NCHW) &&
-		    slot->fuse_pool < 0)
+		bool asks = (impl->flags & ST_IMPL_CHOOSES_LAYOUT) && (p->layouts_chosen || p->layout != ST_LAYOUT_NCHW) &&
+		            slot->fuse_pool < 0;
+		st_layout natural_layout = layout;
+		if (asks)
 			layout = chosen_layout(p, slot, in, fdtype, layout);
+		/* In float16 an implementation that chooses may keep a layer in
+		 * float32, converted around; it is asked its layout again. */
+		if (fdtype == ST_DTYPE_FLOAT16 && (impl->flags & ST_IMPL_CHOOSES_DTYPE) &&
+		    (impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT32)) && !chosen_half(p, slot, in, layout)) {
+			fdtype = ST_DTYPE_FLOAT32;
+			layout = asks ? chosen_layout(p, slot, in, fdtype, natural_layout) : natural_layout;
+		}
 		for (int k = 0; k < n_in; k++) {
 			if (in[k] < 0)
 				continue;

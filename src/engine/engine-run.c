@@ -52,12 +52,15 @@ convert_tensor(const st_tensor *src, st_tensor *dst, void *tmp, const st_exec_ct
 	st_shape logical = src->shape;
 	if (a == b) {
 		relayout(src->data, src->layout, dst->data, dst->layout, &logical, ctx);
-	} else if (src->layout == ST_LAYOUT_NCHW16C) {
-		/* Blocked tensors are float32: the layout first (into tmp), then the dtype. */
+	} else if (src->layout == ST_LAYOUT_NCHW16C || st_dtype_size(a) == 4) {
+		/* The layout moves four-byte elements (blocked tensors are
+		 * float32), the fast transposes' kind: first (into tmp), then the
+		 * dtype. */
 		relayout(src->data, src->layout, tmp, dst->layout, &logical, ctx);
 		k_convert(tmp, a, dst->data, b, n);
 	} else {
-		/* The dtype first (into tmp), then the layout. */
+		/* The dtype first (into tmp; float16 to float32, whose layout
+		 * moves fast), then the layout. */
 		k_convert(src->data, a, tmp, b, n);
 		logical.dtype = b;
 		relayout(tmp, src->layout, dst->data, dst->layout, &logical, ctx);

@@ -204,6 +204,9 @@ static const st_impl_desc impls[] = {
 	/* Says it chooses but cannot: refused (no_impl stays without one). */
 	{ .layer = "no_impl", .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW),
 	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32), .flags = ST_IMPL_CHOOSES_LAYOUT, .run = twice_run },
+	{ .layer = "no_impl", .backend = "cpu", .layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW),
+	  .dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32) | ST_DTYPE_BIT(ST_DTYPE_FLOAT16), .flags = ST_IMPL_CHOOSES_DTYPE,
+	  .run = twice_run },
 };
 static const st_param_desc no_params[1];
 static const st_activation_desc negate_desc = { .name = "negate_test", .summary = "-x (tests)",

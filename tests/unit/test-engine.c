@@ -273,6 +273,11 @@ Test(engine, an_implementation_that_cannot_choose_is_refused)
 		said |= strcmp(pl->notes[i], "the cpu implementation of 'no_impl' refused: it says it chooses layouts "
 		                             "but has no choose_layout") == 0;
 	cr_assert(said, "no note on the refused implementation");
+	said = false;
+	for (int i = 0; i < pl->n_notes; i++)
+		said |= strcmp(pl->notes[i], "the cpu implementation of 'no_impl' refused: it says it chooses float "
+		                             "types but has no choose_dtype") == 0;
+	cr_assert(said, "no note on the implementation without choose_dtype");
 	cr_assert_null(st_registry_find_impl(r, "no_impl", "cpu"));
 }
 

@@ -552,6 +552,52 @@ Test(fusion, channels_last_plans_run_what_the_kernels_take)
 	free(text);
 }
 
+/* In an fp16-nhwc plan the 1x1 and depthwise layers (their relu6 applied
+ * as they store) and the add of operands of one shape compute on float16
+ * tensors, with no conversion between them; a sigmoid the host applies,
+ * and the 3x3 convolution, compute in float32 between conversions. Every
+ * output agrees with fp32-nchw within FP16's bound, and the activations
+ * take less memory than in float32. */
+Test(fusion, fp16_channels_last_plans_compute_in_half)
+{
+	static const char *const script =
+		"add input data; set data dims 16x14x13;"
+		"add convolution e; set e num_output 48; set e kernel 1x1; activation e clip; connect data e;"
+		"add convolution d; set d num_output 48; set d kernel 3x3; set d padding same; set d groups 48;"
+		"activation d clip; connect e d;"
+		"add convolution p; set p num_output 16; set p kernel 1x1; connect d p;"
+		"add elementwise sum; set sum operation add; connect p sum; connect data sum;"
+		"add convolution s; set s num_output 16; set s kernel 1x1; activation s sigmoid; connect sum s;"
+		"add convolution full; set full num_output 8; set full kernel 3x3; set full padding same;"
+		"connect s full; add output out; connect full out; add output mid; connect d mid";
+	for (int threads = 1; threads <= 2; threads++) {
+		st_plan_options half = { .format = ST_FORMAT_FP16_NHWC, .threads = threads };
+		st_plan_options nchw = { .format = ST_FORMAT_FP32_NCHW, .threads = threads, .fixed_layouts = true };
+		char *text = compare_with(script, &half, &nchw, 1e-2, NULL, false);
+		cr_assert(strstr(text, "e                        convolution, fp16-nhwc + clip") != NULL, "%s", text);
+		cr_assert(strstr(text, "d                        convolution, fp16-nhwc + clip") != NULL, "%s", text);
+		cr_assert(strstr(text, "p                        convolution, fp16-nhwc") != NULL, "%s", text);
+		cr_assert(strstr(text, "sum                      elementwise, fp16-nhwc") != NULL, "%s", text);
+		cr_assert(strstr(text, "s                        convolution, fp32-nhwc") != NULL, "%s", text);
+		cr_assert(strstr(text, "full                     convolution, fp32-nchw") != NULL, "%s", text);
+		cr_assert(strstr(text, "convert fp16-nhwc -> fp32-nhwc") != NULL, "%s", text);
+		/* No conversion before d, p or sum: their inputs come as they take them. */
+		cr_assert(strstr(text, "d                        convert") == NULL, "%s", text);
+		cr_assert(strstr(text, "p                        convert") == NULL, "%s", text);
+		cr_assert(strstr(text, "sum                      convert") == NULL, "%s", text);
+		free(text);
+	}
+	st_session *s = model(script);
+	st_plan_options half = { .format = ST_FORMAT_FP16_NHWC, .threads = 1 };
+	st_plan_options single = { .format = ST_FORMAT_FP32_NHWC, .threads = 1 };
+	st_plan *h = compile_with(s, &half), *f = compile_with(s, &single);
+	cr_assert_lt(st_plan_arena_bytes(h), st_plan_arena_bytes(f), "float16 %zu bytes, float32 %zu",
+	             st_plan_arena_bytes(h), st_plan_arena_bytes(f));
+	st_plan_free(h);
+	st_plan_free(f);
+	st_session_free(s);
+}
+
 /* A plan fed another input size is built again, and its layers may change
  * layout: the depthwise layer of 14x14 runs channels last, of 40x40 NCHW,
  * and back; every run agrees with a plan kept NCHW (its filters packed
@@ -752,10 +798,12 @@ Test(fusion, blocked_layers_in_channels_last_plans)
 	cr_assert(strstr(text, "convert fp32-nhwc -> fp32-nchw16c") != NULL, "%s", text);
 	cr_assert(strstr(text, "convert fp32-nchw16c -> fp32-nhwc") != NULL, "%s", text);
 	free(text);
-	/* And in FP16 plans nothing is blocked (blocked tensors are float32). */
+	/* In FP16 plans a layer computed in float32 may be blocked, but no
+	 * float16 tensor is (blocked tensors are float32). */
 	st_plan_options half = { .format = ST_FORMAT_FP16_NHWC, .threads = 2 };
 	text = compare_with(blocked_net, &half, &nchw, 1e-2, NULL, false);
-	cr_assert(strstr(text, "nchw16c") == NULL, "%s", text);
+	cr_assert(strstr(text, "fp32-nchw16c") != NULL, "%s", text);
+	cr_assert(strstr(text, "fp16-nchw16c") == NULL, "%s", text);
 	free(text);
 	cr_assert_eq(unsetenv("STRATA_BLOCKED"), 0);
 }

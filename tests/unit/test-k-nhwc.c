@@ -123,6 +123,8 @@ random_window(test_rng *r, int64_t c)
 
 static int checked_levels;
 
+static void check_dw_half(test_rng *r, const k_window *w, bool with_bias, int post_kind);
+
 /*
  * Runs window w through k_dwconv_nhwc at every level, every way, on random
  * data (x and bias ending at an inaccessible page, y too), and compares
@@ -186,6 +188,75 @@ check_dw(test_rng *r, const k_window *w, bool with_bias)
 	free(want);
 	free(ref);
 	free(first);
+	static int calls;
+	calls++;
+	check_dw_half(r, w, with_bias, calls);
+}
+
+/* n float16 values ending at an inaccessible page (in a guarded block of
+ * floats, freed with guarded_free). */
+static uint16_t *
+guarded_halves(guarded *g, int64_t n)
+{
+	*g = guarded_new((n + 1) / 2);
+	return (uint16_t *)(void *)((char *)g->p + (size_t)((n + 1) / 2) * sizeof(float)) - n;
+}
+
+/*
+ * k_dwconv_nhwc_half against k_dwconv_nhwc: on input a half holds exactly,
+ * its output is the float one narrowed, to the bit, at every level and
+ * every way of splitting (bands of rows), with a clamp or another
+ * activation; and the scratch it asks for is enough.
+ */
+static void
+check_dw_half(test_rng *r, const k_window *w, bool with_bias, int post_kind)
+{
+	char text[256];
+	window_text(w, with_bias, text, sizeof text);
+	static const k_post posts[] = {
+		{ .on = false },
+		{ .on = true, .act = K_ACT_CLIP, .a = 0.0f, .b = 0.5f },
+		{ .on = true, .act = K_ACT_LEAKY_RELU, .a = 0.125f },
+	};
+	const k_post *post = &posts[post_kind % 3];
+	int64_t c = w->in_channels, n_in = w->batch * c * w->in[0] * w->in[1];
+	int64_t n_out = w->batch * c * w->out[0] * w->out[1];
+	float *x = test_random_floats(r, n_in), *filter = test_random_floats(r, c * w->kernel[0] * w->kernel[1]);
+	float *bias = with_bias ? test_random_floats(r, c) : NULL, *y = test_nan_floats(n_out);
+	float *packed = aligned_alloc(64, k_dwconv_nhwc_packed_floats(w) * sizeof(float));
+	uint16_t *want = malloc(sizeof *want * (size_t)n_out);
+	guarded gx, gy;
+	uint16_t *xh = guarded_halves(&gx, n_in), *yh = guarded_halves(&gy, n_out);
+	cr_assert(packed && want);
+	k_float_to_half_array(x, xh, n_in);
+	k_half_to_float_array(xh, x, n_in);
+	k_dwconv_nhwc_pack(w, filter, packed);
+	k_isa levels[K_ISA_COUNT];
+	int n_levels = test_isa_levels(levels);
+	for (int l = 0; l < n_levels; l++) {
+		cr_assert_eq(k_cpu_isa_force(levels[l]), 0);
+		k_dwconv_nhwc(w, x, packed, bias, y, post, NULL);
+		k_float_to_half_array(y, want, n_out);
+		for (size_t m = 0; m < N_MODES; m++) {
+			int slots = modes[m].serial ? 1 : modes[m].ctx.n_threads;
+			size_t sb = k_dwconv_nhwc_half_scratch_bytes(w, slots);
+			unsigned char *scratch = test_scratch_new(sb);
+			memset(yh, 0x7f, sizeof *yh * (size_t)n_out);
+			k_dwconv_nhwc_half(w, xh, packed, bias, yh, post, scratch, slots,
+			                   modes[m].serial ? NULL : &modes[m].ctx);
+			char what[400];
+			snprintf(what, sizeof what, "%s, half, post %d, %s, %s", text, post_kind % 3,
+			         k_cpu_isa_name(levels[l]), modes[m].name);
+			test_scratch_free(scratch, sb, what);
+			for (int64_t e = 0; e < n_out; e++)
+				cr_assert_eq(yh[e], want[e], "%s: element %lld is 0x%04x, the narrowed float 0x%04x", what,
+				             (long long)e, yh[e], want[e]);
+		}
+	}
+	k_cpu_isa_force(k_cpu_isa_best());
+	guarded_free(&gx);
+	guarded_free(&gy);
+	free(x), free(filter), free(bias), free(y), free(packed), free(want);
 }
 
 /* ---- depthwise ---- */

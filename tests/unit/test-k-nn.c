@@ -1172,3 +1172,68 @@ Test(k_nn, pointwise_nhwc_matches_reference)
 	}
 	k_cpu_isa_force(before);
 }
+
+/* The pointwise convolution with float16 storage is the float32 one on the
+ * widened input, narrowed, to the bit: at every level, on 1 to 3 threads
+ * (blocks split unevenly), with the activations, from one block to many;
+ * the scratch it asks for is enough. */
+Test(k_nn, pointwise_nhwc_half_is_narrowed_float)
+{
+	test_rng r = { 0x68616c66u };
+	int64_t shapes[][3] = {
+		{ 1, 1, 1 },     { 7, 5, 3 },       { 49, 960, 160 }, { 196, 64, 384 }, { 97, 300, 24 },
+		{ 3136, 24, 144 }, { 12544, 16, 96 }, { 50, 17, 65 },  { 2, 1000, 2 },
+	};
+	const k_post posts[] = {
+		{ .on = false },
+		{ .on = true, .act = K_ACT_CLIP, .a = 0.0f, .b = 0.25f },
+		{ .on = true, .act = K_ACT_LEAKY_RELU, .a = 0.25f },
+	};
+	k_isa before = k_cpu_isa();
+	k_isa levels[K_ISA_COUNT];
+	int n_levels = test_isa_levels(levels);
+	for (int l = 0; l < n_levels; l++) {
+		cr_assert_eq(k_cpu_isa_force(levels[l]), 0);
+		for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+			int64_t p = shapes[i][0], cin = shapes[i][1], cout = shapes[i][2];
+			float *x = test_random_floats(&r, p * cin), *w = test_random_floats(&r, cout * cin);
+			float *b = test_random_floats(&r, cout), *y = malloc(sizeof *y * (size_t)(p * cout));
+			uint16_t *xh = malloc(sizeof *xh * (size_t)(p * cin)), *want = malloc(sizeof *want * (size_t)(p * cout));
+			uint16_t *got = malloc(sizeof *got * (size_t)(p * cout));
+			size_t pb = k_pointwise_nhwc_packed_bytes(p, cin, cout);
+			void *packed = aligned_alloc(64, (pb + 63) / 64 * 64);
+			cr_assert(y && xh && want && got && packed);
+			/* Inputs a half holds exactly: the float kernel reads what the
+			 * half one widens. */
+			k_float_to_half_array(x, xh, p * cin);
+			k_half_to_float_array(xh, x, p * cin);
+			k_pointwise_nhwc_pack(p, cin, cout, w, packed);
+			for (size_t k = 0; k < sizeof posts / sizeof posts[0]; k++) {
+				const float *bias = (i + k) % 2 ? b : NULL;
+				size_t fb = k_pointwise_nhwc_scratch_bytes(p, cin, cout, 1);
+				unsigned char *fs = test_scratch_new(fb);
+				k_pointwise_nhwc(p, cin, cout, x, packed, bias, y, fs, 1, &posts[k], NULL);
+				test_scratch_free(fs, fb, "float32 product");
+				k_float_to_half_array(y, want, p * cout);
+				for (int threads = 1; threads <= 3; threads++) {
+					st_exec_ctx ctx = { .n_threads = threads,
+						            .parallel_for = threads == 3 ? test_pieces_run : test_threads_run };
+					size_t sb = k_pointwise_nhwc_half_scratch_bytes(p, cin, cout, threads);
+					unsigned char *scratch = test_scratch_new(sb);
+					memset(got, 0x7f, sizeof *got * (size_t)(p * cout));
+					k_pointwise_nhwc_half(p, cin, cout, xh, packed, bias, got, scratch, threads, &posts[k],
+					                      threads > 1 ? &ctx : NULL);
+					char what[160];
+					snprintf(what, sizeof what, "%s, %lld positions, %lld -> %lld, post %zu, %d thread(s)",
+					         k_cpu_isa_name(levels[l]), (long long)p, (long long)cin, (long long)cout, k, threads);
+					test_scratch_free(scratch, sb, what);
+					for (int64_t e = 0; e < p * cout; e++)
+						cr_assert_eq(got[e], want[e], "%s: element %lld is 0x%04x, the narrowed float 0x%04x", what,
+						             (long long)e, got[e], want[e]);
+				}
+			}
+			free(x), free(w), free(b), free(y), free(xh), free(want), free(got), free(packed);
+		}
+	}
+	k_cpu_isa_force(before);
+}

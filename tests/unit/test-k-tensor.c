@@ -549,6 +549,51 @@ Test(k_tensor, binary_fast_matches_reference)
 	}
 }
 
+/* Every operation on float16 operands of one shape is the float32 one on
+ * the widened values, narrowed, to the bit: NaN, infinities and values
+ * that round at the edge of the half range included, serially and split
+ * over threads (in place too). */
+Test(k_tensor, binary_half_is_narrowed_float)
+{
+	test_rng r = { 0x6b6e68u };
+	int64_t n = 100003;
+	uint16_t *a = malloc(sizeof *a * (size_t)n), *b = malloc(sizeof *b * (size_t)n);
+	uint16_t *got = malloc(sizeof *got * (size_t)n), *want = malloc(sizeof *want * (size_t)n);
+	float *fa = malloc(sizeof *fa * (size_t)n), *fb = malloc(sizeof *fb * (size_t)n), *fy = malloc(sizeof *fy * (size_t)n);
+	cr_assert(a && b && got && want && fa && fb && fy);
+	for (int64_t i = 0; i < n; i++) {
+		a[i] = (uint16_t)test_pick(&r, 0, 0xffff);
+		b[i] = (uint16_t)test_pick(&r, 0, 0xffff);
+	}
+	a[0] = 0x7bff, b[0] = 0x7bff; /* 65504 + 65504: infinity */
+	a[1] = 0x7e00, b[1] = 0x3c00; /* NaN */
+	a[2] = 0x7c00, b[2] = 0xfc00; /* inf - inf */
+	k_half_to_float_array(a, fa, n);
+	k_half_to_float_array(b, fb, n);
+	st_shape flat = { .dtype = ST_DTYPE_FLOAT32, .rank = 1, .dims = { n } };
+	st_exec_ctx two = { .n_threads = 2, .parallel_for = test_threads_run };
+	for (int op = 0; op < K_OP_COUNT; op++) {
+		k_binary_ref((k_op)op, ST_DTYPE_FLOAT32, fy, &flat, fa, &flat, fb, &flat);
+		k_float_to_half_array(fy, want, n);
+		for (int way = 0; way < 3; way++) {
+			uint16_t *out = got;
+			if (way == 2) {
+				memcpy(got, a, sizeof *got * (size_t)n);
+				k_binary_half((k_op)op, got, got, b, n, &two);
+			} else {
+				k_binary_half((k_op)op, out, a, b, n, way ? &two : NULL);
+			}
+			for (int64_t i = 0; i < n; i++) {
+				bool nan_both = (got[i] & 0x7c00) == 0x7c00 && (got[i] & 0x3ff) && (want[i] & 0x7c00) == 0x7c00 &&
+				                (want[i] & 0x3ff);
+				cr_assert(got[i] == want[i] || nan_both, "op %d, way %d, element %lld: 0x%04x op 0x%04x is 0x%04x, "
+				          "not 0x%04x", op, way, (long long)i, a[i], b[i], got[i], want[i]);
+			}
+		}
+	}
+	free(a), free(b), free(got), free(want), free(fa), free(fb), free(fy);
+}
+
 Test(k_tensor, binary_nan_and_wrapping)
 {
 	st_shape s = test_shape("3");
