@@ -146,12 +146,15 @@ plan_host_applies_act(const st_plan *p, const layer_slot *slot)
 	return !act_applied_by_impl(as, slot->impl->flags);
 }
 
+static bool may_compute_half(const st_plan *p, const layer_slot *conv);
+
 /*
  * Whether the convolution in conv, whose fused chain ends at tail, can
  * compute the pooling in pool as well (ST_IMPL_FUSES_POOL): a pooling of
- * conv's own plugin, one input and output, no activation of its own, in a
- * float32 NCHW plan, after at most an activation the implementation
- * applies itself (the host's would come after the pooling).
+ * conv's own plugin, one input and output, no activation of its own, in an
+ * NCHW plan, both computed in float32 (in a float16 plan too, where the
+ * convolution cannot compute in float16), after at most an activation the
+ * implementation applies itself (the host's would come after the pooling).
  */
 static bool
 pool_fusable(const st_plan *p, const layer_slot *conv, const layer_slot *tail, const layer_slot *pool)
@@ -160,7 +163,7 @@ pool_fusable(const st_plan *p, const layer_slot *conv, const layer_slot *tail, c
 	    pool->impl_plugin != conv->impl_plugin || pool->layer->n_inputs != 1 || pool->n_outputs != 1 ||
 	    pool->act_impl != NULL || pool->fused_into >= 0)
 		return false;
-	if (p->layout != ST_LAYOUT_NCHW || p->float_dtype != ST_DTYPE_FLOAT32 ||
+	if (p->layout != ST_LAYOUT_NCHW || may_compute_half(p, conv) ||
 	    !(pool->impl->layouts & ST_LAYOUT_BIT(ST_LAYOUT_NCHW)) ||
 	    !(pool->impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT32)) || conv->outputs[0].dtype != ST_DTYPE_FLOAT32)
 		return false;
@@ -170,6 +173,56 @@ pool_fusable(const st_plan *p, const layer_slot *conv, const layer_slot *tail, c
 	/* The activation of the chain: conv's own or the one fused last. */
 	const layer_slot *as = conv->fuse_act >= 0 ? &p->slots[conv->fuse_act] : conv;
 	return act_applied_by_impl(as, conv->impl->flags);
+}
+
+/*
+ * Whether the convolution in conv may compute in float16 in plan p: a
+ * float16 plan, an implementation that lists float16 and, if it chooses
+ * per layer, says float16 for this one in some layout (asked as the plan
+ * would ask, its inputs' shapes shown in float16).
+ */
+static bool
+may_compute_half(const st_plan *p, const layer_slot *conv)
+{
+	const st_impl_desc *impl = conv->impl;
+	if (p->float_dtype == ST_DTYPE_FLOAT32 || !(impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT16)))
+		return false;
+	if (!(impl->flags & ST_IMPL_CHOOSES_DTYPE))
+		return true;
+	const st_layer *l = conv->layer;
+	int n_in = l->n_inputs, n_out = conv->n_outputs;
+	st_tensor *ins = st_xcalloc((size_t)(n_in ? n_in : 1), sizeof *ins);
+	st_tensor *outs = st_xcalloc((size_t)(n_out ? n_out : 1), sizeof *outs);
+	for (int k = 0; k < n_in; k++) {
+		int src = l->inputs[k].layer ? plan_slot_of(p, l->inputs[k].layer) : -1;
+		if (src >= 0)
+			ins[k].shape = p->slots[src].outputs[l->inputs[k].output];
+		if (ins[k].shape.dtype == ST_DTYPE_FLOAT32)
+			ins[k].shape.dtype = ST_DTYPE_FLOAT16;
+	}
+	for (int k = 0; k < n_out; k++) {
+		outs[k].shape = conv->outputs[k];
+		if (outs[k].shape.dtype == ST_DTYPE_FLOAT32)
+			outs[k].shape.dtype = ST_DTYPE_FLOAT16;
+	}
+	st_exec_layer L = { .name = l->name, .desc = l->type->desc, .params = conv->params, .n_inputs = n_in,
+		            .inputs = ins, .n_outputs = n_out, .outputs = outs, .n_weights = conv->n_weights,
+		            .weights = conv->weights, .act = l->act.type ? l->act.type->desc : NULL,
+		            .act_params = l->act.type ? l->act.coef.values : NULL };
+	bool half = false;
+	const st_layout layouts[] = { ST_LAYOUT_NHWC, ST_LAYOUT_NCHW };
+	for (int i = 0; i < 2 && !half; i++) {
+		if (!(impl->layouts & ST_LAYOUT_BIT(layouts[i])))
+			continue;
+		for (int k = 0; k < n_in; k++)
+			ins[k].layout = layouts[i];
+		for (int k = 0; k < n_out; k++)
+			outs[k].layout = layouts[i];
+		half = impl->choose_dtype(&L, layouts[i]) == ST_DTYPE_FLOAT16;
+	}
+	free(ins);
+	free(outs);
+	return half;
 }
 
 void
@@ -211,7 +264,7 @@ plan_fuse(st_plan *p)
 		/* A convolution that may compute in float16 takes a batch norm
 		 * (folded into its weights) and an activation it applies itself,
 		 * nothing the host's epilogue would add in float32. */
-		bool half = p->float_dtype != ST_DTYPE_FLOAT32 && (conv->impl->dtypes & ST_DTYPE_BIT(ST_DTYPE_FLOAT16));
+		bool half = may_compute_half(p, conv);
 		int tail = s; /* the last layer this step computes so far */
 		/* An activation of its own comes before anything else: nothing
 		 * folds or adds in after it, but a pooling may follow. */

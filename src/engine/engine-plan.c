@@ -659,14 +659,21 @@ plan_build(st_plan *p, st_diag *d)
 			st->out[k] = add_tensor(p, &shape, layout);
 		}
 		int step_index = p->n_steps - 1;
-		/* Outputs go on in the plan's format: FP16 storage between layers. */
+		/* Outputs go on in the plan's format (or the layout chosen). In a
+		 * float16 plan that is for float16 outputs: a layer kept in
+		 * float32 leaves its output as it computed it, converted only
+		 * for a reader that takes another form (never narrowed to be
+		 * widened again). */
 		for (int k = 0; k < n_out; k++) {
 			/* converted() may move the steps: read this one by index each time. */
 			int produced = p->steps[step_index].out[k];
 			st_dtype natural = p->tensors[produced].t.shape.dtype;
-			if (is_float(natural))
+			st_layout keep = p->layouts_chosen ? layout : p->layout;
+			if (is_float(natural) && p->float_dtype == ST_DTYPE_FLOAT16 && natural == ST_DTYPE_FLOAT32)
+				keep = layout;
+			else if (is_float(natural))
 				natural = p->float_dtype;
-			slot->out_tensor[k] = converted(p, produced, natural, p->layouts_chosen ? layout : p->layout, slot);
+			slot->out_tensor[k] = converted(p, produced, natural, keep, slot);
 		}
 		st = &p->steps[step_index]; /* adding conversions may have moved the steps */
 		st->in_view = st_xcalloc((size_t)(n_in ? n_in : 1), sizeof *st->in_view);
