@@ -37,6 +37,13 @@ k_parallel_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn,
 		ctx->parallel_for(ctx, n, grain, fn, arg);
 }
 
+int64_t
+k_slot_parts(const st_exec_ctx *ctx, int slots, int64_t blocks)
+{
+	int64_t threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
+	return k_max64(1, k_min64(k_min64(threads, slots), blocks));
+}
+
 int
 k_thread_slots(void)
 {
@@ -525,13 +532,7 @@ k_pointwise_nhwc_half(int64_t positions, int64_t cin, int64_t cout, const uint16
 	pw_half_layout(kr, a.rows, cin, cout, &a.in_floats, &a.out_floats, &gemm);
 	a.slot_bytes = (a.in_floats + a.out_floats) * sizeof(float) + gemm;
 	a.blocks = k_div_up(positions, a.rows);
-	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
-	a.parts = k_min64(k_min64(threads, slots > 1 ? slots : 1), a.blocks);
-	if (a.parts <= 1) {
-		a.parts = 1;
-		pw_half_parts(&a, 0, 1);
-		return;
-	}
+	a.parts = k_slot_parts(ctx, slots, a.blocks);
 	k_parallel_for(ctx, a.parts, 1, pw_half_parts, &a);
 }
 

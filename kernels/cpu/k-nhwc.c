@@ -368,13 +368,7 @@ k_dwconv_nhwc_half(const k_window *w, const uint16_t *x, const float *packed, co
 	dw_half_layout(w, a.rows, &a.in_floats, &a.out_floats);
 	a.per_image = k_div_up(a.base.oh, a.rows);
 	a.bands = a.base.batch * a.per_image;
-	int threads = ctx && ctx->parallel_for ? ctx->n_threads : 1;
-	a.parts = k_min64(k_min64(threads, slots > 1 ? slots : 1), a.bands);
-	if (a.parts <= 1) {
-		a.parts = 1;
-		dw_half_parts(&a, 0, 1);
-		return;
-	}
+	a.parts = k_slot_parts(ctx, slots, a.bands);
 	k_parallel_for(ctx, a.parts, 1, dw_half_parts, &a);
 }
 

@@ -95,6 +95,10 @@ void k_parallel_for(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_f
 /* The number of scratch slots worth preparing for: the processors online,
  * at least 1 and at most 64. */
 int k_thread_slots(void);
+/* How many parts work of `blocks` blocks splits into for ctx's threads,
+ * each part with its own of slots scratch regions: the fewest of threads,
+ * slots and blocks, at least 1. */
+int64_t k_slot_parts(const st_exec_ctx *ctx, int slots, int64_t blocks);
 
 /* ---- k-gemm.c: BLAS set-up, fully connected, matrix multiply ---- */
 

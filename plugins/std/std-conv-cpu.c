@@ -580,6 +580,20 @@ quiet_fail(st_exec_layer *L, const char *fmt, ...)
 	(void)fmt;
 }
 
+/* The 2-D window of the convolution a layout or dtype choice is asked
+ * about (a view: shapes, no data); false where it has none. */
+static bool
+view_window(const st_exec_layer *L, k_window *w)
+{
+	static const st_host_api quiet = { .fail = quiet_fail };
+	st_exec_layer *view = (st_exec_layer *)L; /* window_read and window_sizes only read it */
+	if (window_read(view, &quiet, &conv_window, 2, w) != 0 ||
+	    window_sizes(view, &quiet, (int)L->params[CONV_PADDING].i, false, w) != 0)
+		return false;
+	w->groups = L->params[CONV_GROUPS].i;
+	return true;
+}
+
 /*
  * Where depthwise layers go channels last from NCHW input: inputs of at
  * most this many positions per channel, whose conversion costs little
@@ -599,19 +613,15 @@ quiet_fail(st_exec_layer *L, const char *fmt, ...)
 st_layout
 std_conv_choose_layout(const st_exec_layer *L)
 {
-	static const st_host_api quiet = { .fail = quiet_fail };
 	if (reference_wanted() || L->n_inputs < 1 || L->n_outputs < 1)
 		return ST_LAYOUT_NCHW;
 	const st_shape *in = &L->inputs[0].shape;
 	bool half = in->dtype == ST_DTYPE_FLOAT16;
 	if (in->rank != 4 || !(in->dtype == ST_DTYPE_FLOAT32 || half) || L->outputs[0].shape.rank != 4)
 		return ST_LAYOUT_NCHW;
-	st_exec_layer *view = (st_exec_layer *)L; /* window_read and window_sizes only read it */
 	k_window w;
-	if (window_read(view, &quiet, &conv_window, 2, &w) != 0 ||
-	    window_sizes(view, &quiet, (int)L->params[CONV_PADDING].i, false, &w) != 0)
+	if (!view_window(L, &w))
 		return ST_LAYOUT_NCHW;
-	w.groups = L->params[CONV_GROUPS].i;
 	bool nhwc_in = L->inputs[0].layout == ST_LAYOUT_NHWC;
 	/* Float16 is computed channels last only: there for every layer that
 	 * can, NCHW (in float32, std_conv_choose_dtype) for the others. */
@@ -636,16 +646,12 @@ std_conv_choose_layout(const st_exec_layer *L)
 st_dtype
 std_conv_choose_dtype(const st_exec_layer *L, st_layout layout)
 {
-	static const st_host_api quiet = { .fail = quiet_fail };
 	if (layout != ST_LAYOUT_NHWC || reference_wanted() || L->n_inputs < 1 || L->n_outputs < 1 ||
 	    L->inputs[0].shape.rank != 4 || L->outputs[0].shape.rank != 4)
 		return ST_DTYPE_FLOAT32;
-	st_exec_layer *view = (st_exec_layer *)L; /* window_read and window_sizes only read it */
 	k_window w;
-	if (window_read(view, &quiet, &conv_window, 2, &w) != 0 ||
-	    window_sizes(view, &quiet, (int)L->params[CONV_PADDING].i, false, &w) != 0)
+	if (!view_window(L, &w))
 		return ST_DTYPE_FLOAT32;
-	w.groups = L->params[CONV_GROUPS].i;
 	return pointwise(&w) || k_dwconv_nhwc_fits(&w) ? ST_DTYPE_FLOAT16 : ST_DTYPE_FLOAT32;
 }
 

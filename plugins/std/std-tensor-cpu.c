@@ -325,7 +325,8 @@ blend_run(st_exec_layer *L, const st_exec_ctx *ctx)
 
 /* ---- concatenation and split ---- */
 
-/* Most parts a blocked concatenation takes (views of them on the stack). */
+/* Most parts a blocked or channels-last concatenation takes (views of
+ * them on the stack). */
 #define CONCAT_BLOCKED_PARTS 64
 
 /* Whether the concatenation of L's inputs along axis can run on blocked
@@ -342,12 +343,48 @@ concat_blockable(const st_exec_layer *L, int axis)
 	return (axis == 0 || axis == 1) && L->n_inputs <= CONCAT_BLOCKED_PARTS;
 }
 
-/* Blocked where every input comes blocked and whole blocks join. */
+/* Whether the concatenation can run channels last: images of rank 4
+ * joined along the samples or the channels. */
+static bool
+concat_nhwc_fits(const st_exec_layer *L, int axis)
+{
+	for (int i = 0; i < L->n_inputs; i++) {
+		if (L->inputs[i].shape.rank != 4)
+			return false;
+	}
+	return (axis == 0 || axis == 1) && L->outputs[0].shape.rank == 4 && L->n_inputs <= CONCAT_BLOCKED_PARTS;
+}
+
+/* Blocked where every input comes blocked and whole blocks join; channels
+ * last where some input comes so and none blocked (the others are
+ * converted, as the layers after would convert the whole); NCHW
+ * otherwise. */
 static st_layout
 concat_choose_layout(const st_exec_layer *L)
 {
 	int axis = std_axis(L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank);
-	return L->n_inputs > 0 && inputs_blocked(L) && concat_blockable(L, axis) ? ST_LAYOUT_NCHW16C : ST_LAYOUT_NCHW;
+	if (L->n_inputs > 0 && inputs_blocked(L) && concat_blockable(L, axis))
+		return ST_LAYOUT_NCHW16C;
+	int nhwc = 0, blocked = 0;
+	for (int i = 0; i < L->n_inputs; i++) {
+		nhwc += L->inputs[i].layout == ST_LAYOUT_NHWC;
+		blocked += L->inputs[i].layout == ST_LAYOUT_NCHW16C;
+	}
+	return nhwc > 0 && blocked == 0 && concat_nhwc_fits(L, axis) ? ST_LAYOUT_NHWC : ST_LAYOUT_NCHW;
+}
+
+/* A channels-last image N x C x H x W is, in memory, the matrix (N H W) x
+ * C, or N x (H W C) for a join along the samples: the view k_concat joins
+ * along axis 1 or 0 of. */
+static st_tensor
+nhwc_view(const st_tensor *t, int axis)
+{
+	const int64_t *d = t->shape.dims;
+	st_tensor v = { .data = t->data, .layout = ST_LAYOUT_NCHW };
+	v.shape = (st_shape){ .dtype = t->shape.dtype, .rank = 2 };
+	v.shape.dims[0] = axis == 1 ? d[0] * d[2] * d[3] : d[0];
+	v.shape.dims[1] = axis == 1 ? d[1] : d[1] * d[2] * d[3];
+	return v;
 }
 
 /* A blocked tensor of shape N x C x spatial... is, in memory, the NCHW
@@ -368,14 +405,15 @@ concat_run(st_exec_layer *L, const st_exec_ctx *ctx)
 {
 	st_tensor *out = &L->outputs[0];
 	int axis = std_axis(L->params[CONCAT_AXIS].i, out->shape.rank);
-	if (out->layout != ST_LAYOUT_NCHW16C) {
+	if (out->layout != ST_LAYOUT_NCHW16C && out->layout != ST_LAYOUT_NHWC) {
 		k_concat(L->inputs, L->n_inputs, axis, out, ctx);
 		return 0;
 	}
-	st_tensor parts[CONCAT_BLOCKED_PARTS], whole = blocks_view(out);
+	bool nhwc = out->layout == ST_LAYOUT_NHWC;
+	st_tensor parts[CONCAT_BLOCKED_PARTS], whole = nhwc ? nhwc_view(out, axis) : blocks_view(out);
 	for (int i = 0; i < L->n_inputs; i++)
-		parts[i] = blocks_view(&L->inputs[i]);
-	k_concat(parts, L->n_inputs, axis, &whole, ctx);
+		parts[i] = nhwc ? nhwc_view(&L->inputs[i], axis) : blocks_view(&L->inputs[i]);
+	k_concat(parts, L->n_inputs, nhwc ? (axis == 1) : axis, &whole, ctx);
 	return 0;
 }
 
@@ -393,9 +431,19 @@ concat_prepare(st_exec_layer *L, const st_host_api *api)
 {
 	if (axis_prepare(L, api, L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank) != 0)
 		return -1;
+	int axis = std_axis(L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank);
+	if (L->outputs[0].layout == ST_LAYOUT_NHWC) {
+		if (!inputs_in(L, ST_LAYOUT_NHWC) || !concat_nhwc_fits(L, axis)) {
+			api->fail(L, "channels last the CPU concatenation joins at most %d images of rank 4, all channels "
+			             "last, along the samples or the channels",
+			          CONCAT_BLOCKED_PARTS);
+			return -1;
+		}
+		return 0;
+	}
 	if (L->outputs[0].layout != ST_LAYOUT_NCHW16C)
 		return 0;
-	if (!inputs_blocked(L) || !concat_blockable(L, std_axis(L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank))) {
+	if (!inputs_blocked(L) || !concat_blockable(L, axis)) {
 		api->fail(L, "on NCHW16C tensors the CPU concatenation joins at most %d float32 images, all "
 		             "blocked, along the samples or along channels in multiples of 16",
 		          CONCAT_BLOCKED_PARTS);
@@ -439,7 +487,8 @@ const st_impl_desc std_tensor_impls[] = {
 	  .choose_dtype = eltwise_choose_dtype },
 	{ .layer = "linear_blend", .backend = "cpu", .layouts = NCHW, .dtypes = BIT(FLOAT32),
 	  .prepare = blend_prepare, .run = blend_run },
-	{ .layer = "concatenation", .backend = "cpu", .layouts = NCHW | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C),
+	{ .layer = "concatenation", .backend = "cpu",
+	  .layouts = NCHW | ST_LAYOUT_BIT(ST_LAYOUT_NHWC) | ST_LAYOUT_BIT(ST_LAYOUT_NCHW16C),
 	  .dtypes = ST_DTYPE_BITS_ALL, .flags = ST_IMPL_CHOOSES_LAYOUT, .prepare = concat_prepare,
 	  .run = concat_run, .choose_layout = concat_choose_layout },
 	{ .layer = "split", .backend = "cpu", .layouts = NCHW, .dtypes = ST_DTYPE_BITS_ALL,

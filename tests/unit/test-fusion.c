@@ -598,6 +598,37 @@ Test(fusion, fp16_channels_last_plans_compute_in_half)
 	st_session_free(s);
 }
 
+/* A concatenation of a channels-last input with an NCHW one runs channels
+ * last (the NCHW one converted), along the channels and along the samples,
+ * in fp32-nhwc and fp16-nhwc plans; every output agrees with fp32-nchw. */
+Test(fusion, concatenations_run_channels_last)
+{
+	static const char *const scripts[] = {
+		"add input data; set data dims 16x7x9;"
+		"add convolution a; set a num_output 24; set a kernel 1x1; activation a relu; connect data a;"
+		"add convolution b; set b num_output 8; set b kernel 3x3; set b padding same; connect data b;"
+		"add concatenation cat; connect a cat; connect b cat;"
+		"add convolution c; set c num_output 5; set c kernel 1x1; connect cat c; add output out; connect c out",
+		"add input data; set data dims 16x7x9;"
+		"add convolution a; set a num_output 8; set a kernel 1x1; connect data a;"
+		"add convolution b; set b num_output 8; set b kernel 3x3; set b padding same; connect data b;"
+		"add concatenation cat; set cat axis 0; connect a cat; connect b cat;"
+		"add convolution c; set c num_output 5; set c kernel 1x1; connect cat c; add output out; connect c out",
+	};
+	const int formats[] = { ST_FORMAT_FP32_NHWC, ST_FORMAT_FP16_NHWC };
+	for (size_t i = 0; i < 2; i++) {
+		for (size_t f = 0; f < 2; f++) {
+			st_plan_options test = { .format = formats[f], .threads = 2 };
+			st_plan_options nchw = { .format = ST_FORMAT_FP32_NCHW, .threads = 2, .fixed_layouts = true };
+			char *text = compare_with(scripts[i], &test, &nchw, f ? 1e-2 : 1e-5, NULL, false);
+			const char *want = f ? "cat                      concatenation, fp16-nhwc"
+			                     : "cat                      concatenation, fp32-nhwc";
+			cr_assert(strstr(text, want) != NULL, "script %zu: %s", i, text);
+			free(text);
+		}
+	}
+}
+
 /* A plan fed another input size is built again, and its layers may change
  * layout: the depthwise layer of 14x14 runs channels last, of 40x40 NCHW,
  * and back; every run agrees with a plan kept NCHW (its filters packed
