@@ -992,6 +992,66 @@ fill_offsets(const gplan *p, int32_t *off)
 }
 
 /*
+ * dst[j] = src[2 j] for j < n, reading no further than src[avail - 1]:
+ * the stride-2 phases' columns. Vectors of sixteen or eight evens from two
+ * loads and a shuffle where the level has them (the columns of a row are
+ * a third of a 1x1 stride-2 projection's time element by element).
+ */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX512)
+__attribute__((target("avx512f"))) static int64_t
+evens_avx512(float *dst, const float *src, int64_t n, int64_t avail)
+{
+	const __m512i pick = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+	int64_t j = 0;
+	for (; j + 16 <= n && 2 * j + 32 <= avail; j += 16) {
+		__m512 a = _mm512_loadu_ps(src + 2 * j), b = _mm512_loadu_ps(src + 2 * j + 16);
+		_mm512_storeu_ps(dst + j, _mm512_permutex2var_ps(a, pick, b));
+	}
+	if (j < n && n - j < 16) {
+		/* The last evens: masked loads of what lies inside, a masked store. */
+		int64_t left = k_min64(avail - 2 * j, 32);
+		__mmask16 ma = (__mmask16)(left >= 16 ? 0xffffu : (1u << left) - 1u);
+		__mmask16 mb = (__mmask16)(left <= 16 ? 0u : left >= 32 ? 0xffffu : (1u << (left - 16)) - 1u);
+		__m512 a = _mm512_maskz_loadu_ps(ma, src + 2 * j), b = _mm512_maskz_loadu_ps(mb, src + 2 * j + 16);
+		_mm512_mask_storeu_ps(dst + j, (__mmask16)((1u << (n - j)) - 1u), _mm512_permutex2var_ps(a, pick, b));
+		j = n;
+	}
+	return j;
+}
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX2)
+__attribute__((target("avx2"))) static int64_t
+evens_avx2(float *dst, const float *src, int64_t n, int64_t avail)
+{
+	int64_t j = 0;
+	for (; j + 8 <= n && 2 * j + 16 <= avail; j += 8) {
+		__m256 a = _mm256_loadu_ps(src + 2 * j), b = _mm256_loadu_ps(src + 2 * j + 8);
+		/* a0 a2 b0 b2 | a4 a6 b4 b6, then the 64-bit pairs in order */
+		__m256 even = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0));
+		_mm256_storeu_ps(dst + j, _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(even),
+		                                                                 _MM_SHUFFLE(3, 1, 2, 0))));
+	}
+	return j;
+}
+#endif
+
+static void
+evens(k_isa isa, float *dst, const float *src, int64_t n, int64_t avail)
+{
+	int64_t j = 0;
+#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX512)
+	if (isa == K_ISA_AVX512)
+		j = evens_avx512(dst, src, n, avail);
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX2)
+	if (isa == K_ISA_AVX2)
+		j = evens_avx2(dst, src, n, avail);
+#endif
+	for (; j < n; j++)
+		dst[j] = src[2 * j];
+}
+
+/*
  * The stride phases of one group's input for output rows from r0: phase
  * (py, px) row i, column j holds input (i * sy + py, j * sx + px), or 0
  * outside the input, for phase rows [r0 + shift, r0 + shift + p->span)
@@ -1031,6 +1091,8 @@ phase_rows(const gplan *p, const float *x, int64_t r0, float *dst)
 					const float *src = x + c * g->in_size + ih * g->in[2] + px;
 					if (sx == 1) {
 						memcpy(row, src, (size_t)inside * sizeof *row);
+					} else if (sx == 2) {
+						evens(p->kr->isa, row, src, inside, g->in[2] - px);
 					} else {
 						for (int64_t j = 0; j < inside; j++)
 							row[j] = src[j * sx];

@@ -428,11 +428,15 @@ Test(k_nn, conv_fast_paths)
 	even.out[1] = even.in[1];
 	check_conv(&r, &even, false, false);
 	/* Strided convolutions split into stride phases: 3x3 stride 2 pad 1 on
-	 * even and odd sizes, 1x1 stride 2, stride 3, strides of 2 and 1. */
+	 * even and odd sizes, 1x1 stride 2, stride 3, strides of 2 and 1; rows
+	 * of 16 and 8 evens and more, with tails of every length, on wide
+	 * inputs (the vector column copies). */
 	k_window strided[] = {
 		window2d(1, 24, 40, 1, 28, 28, 3, 2, 1), window2d(2, 6, 13, 1, 15, 17, 3, 2, 1),
 		window2d(1, 20, 16, 1, 14, 14, 1, 2, 0), window2d(1, 5, 8, 1, 19, 23, 3, 3, 1),
-		window2d(1, 7, 9, 1, 11, 12, 3, 2, 1),
+		window2d(1, 7, 9, 1, 11, 12, 3, 2, 1),   window2d(1, 6, 8, 1, 9, 67, 1, 2, 0),
+		window2d(1, 5, 7, 1, 8, 64, 3, 2, 1),    window2d(1, 4, 9, 1, 7, 33, 1, 2, 0),
+		window2d(1, 3, 10, 1, 6, 49, 3, 2, 1),   window2d(1, 4, 8, 1, 5, 32, 1, 2, 0),
 	};
 	strided[4].stride[1] = 1;
 	strided[4].out[1] = strided[4].in[1];
