@@ -160,12 +160,13 @@ wait_for "EDIT ─ 10 layers"
 T new-window -d -t t "'$STRATA' edit '$m'"
 checks=$((checks + 1))
 i=0
-while [ $i -lt 200 ] && ! T capture-pane -p -t t:1 | grep -qF "is open in another Strata"; do
+while [ $i -lt 600 ] && ! T capture-pane -p -t t:1 2>/dev/null | grep -qF "is open in another Strata"; do
 	i=$((i + 1))
 	sleep 0.05
 done
-if [ $i -ge 200 ]; then
+if [ $i -ge 600 ]; then
 	echo "FAIL: the second editor did not see the first"
+	T list-windows -t t 2>&1 | sed 's/^/  windows| /'
 	T capture-pane -p -t t:1 | sed 's/^/  screen| /'
 	fails=$((fails + 1))
 fi
