@@ -157,7 +157,7 @@ cp "$tmp/saved.json" "$m"
 # A second Strata on the same model is offered read-only.
 start 140 50 "$STRATA" edit "$m"
 wait_for "EDIT ─ 10 layers"
-T new-window -d -t t "'$STRATA' edit '$m'"
+T new-window -d -t t: "'$STRATA' edit '$m'"
 checks=$((checks + 1))
 i=0
 while [ $i -lt 600 ] && ! T capture-pane -p -t t:1 2>/dev/null | grep -qF "is open in another Strata"; do
