@@ -15,6 +15,8 @@
 #include <criterion/parameterized.h>
 
 #include "../../plugins/std/std.h"
+#include "k-cpu.h"
+#include "k-helpers.h"
 #include "k-tensor.h"
 #include "st-io.h"
 
@@ -923,6 +925,49 @@ Test(k_tensor, activations_fast_match_reference)
 	free(x);
 	free(fast);
 	free(ref);
+}
+
+/* Relu, leaky relu and clip run a vector at a time at each instruction set
+ * level: bit for bit what the scalar loops give, NaN, infinities and signed
+ * zeros inside the vectors as well as in the tail. */
+Test(k_tensor, cheap_activations_alike_at_every_level)
+{
+	const int64_t n = 77;
+	float x[77], got[77];
+	for (int64_t i = 0; i < n; i++)
+		x[i] = (float)(i % 13) * 0.75f - 4.0f;
+	const float special[] = { NAN, INFINITY, -INFINITY, 0.0f, -0.0f, -1e-40f, 1e-40f, 6.0f, -0.5f };
+	for (size_t k = 0; k < sizeof special / sizeof special[0]; k++)
+		x[3 + 7 * k] = special[k]; /* positions in every lane of 4, 8 and 16 */
+	const k_act acts[] = { K_ACT_RELU, K_ACT_LEAKY_RELU, K_ACT_CLIP };
+	k_isa have[K_ISA_COUNT];
+	int count = test_isa_levels(have);
+	for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++) {
+		float lo = acts[a] == K_ACT_CLIP ? -0.5f : 0.1f, hi = 6.0f;
+		for (int lv = 0; lv < count; lv++) {
+			cr_assert_eq(k_cpu_isa_force(have[lv]), 0);
+			for (int64_t len = n - 16; len <= n; len += 8) {
+				memcpy(got, x, sizeof x);
+				k_activation(acts[a], lo, hi, got, len);
+				for (int64_t i = 0; i < n; i++) {
+					float v = x[i];
+					if (i < len) {
+						if (acts[a] == K_ACT_RELU)
+							v = v < 0 ? 0 : v;
+						else if (acts[a] == K_ACT_LEAKY_RELU)
+							v = v < 0 ? lo * v : v;
+						else
+							v = v > hi ? hi : v < lo ? lo : v;
+					}
+					cr_assert(memcmp(&got[i], &v, sizeof v) == 0,
+					          "%s: activation %d, %lld elements: [%lld] = %g, expected %g",
+					          k_cpu_isa_name(have[lv]), (int)acts[a], (long long)len, (long long)i,
+					          got[i], v);
+				}
+			}
+		}
+	}
+	k_cpu_isa_force(k_cpu_isa_best());
 }
 
 /* ------------------------------------------------------------------------
