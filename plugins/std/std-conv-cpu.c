@@ -595,20 +595,16 @@ view_window(const st_exec_layer *L, k_window *w)
 }
 
 /*
- * Where depthwise layers go channels last from NCHW input: inputs of at
- * most this many positions per channel, whose conversion costs little
- * against what the depthwise and the pointwise layers after it gain.
- * Measured on MobileNetV2 (docs/performance.md, "Channels last").
- */
-#define DW_NHWC_MAX_PLANE (28 * 28)
-
-/*
  * The layout a convolution runs in (ST_IMPL_CHOOSES_LAYOUT): blocked where
  * k_conv_blocked_layout says (dense layers from blocked input, and those
- * the blocked kernel runs faster); channels last for depthwise layers on
- * small planes, and for them and 1x1 layers that get their input channels
- * last already, so a chain of them stays so; NCHW for everything else (the
- * Winograd and direct paths are NCHW) and with the reference loops.
+ * the blocked kernel runs faster); channels last for depthwise layers, and
+ * for 1x1 layers that get their input channels last already, so a chain of
+ * them stays so; NCHW for everything else (the Winograd and direct paths
+ * are NCHW) and with the reference loops. Depthwise layers went channels
+ * last only on planes of at most 28 x 28 until issue 10's session 12: on a
+ * Zen 4 the larger ones tied (docs/performance.md, "Channels last"), on a
+ * Zen 3 with AVX2 MobileNetV2 ran 1.15x (one thread) and 1.2x (two) faster
+ * with its 112 x 112 and 56 x 56 blocks channels last too.
  */
 st_layout
 std_conv_choose_layout(const st_exec_layer *L)
@@ -633,7 +629,7 @@ std_conv_choose_layout(const st_exec_layer *L)
 		return ST_LAYOUT_NCHW16C;
 	if (pointwise(&w))
 		return nhwc_in ? ST_LAYOUT_NHWC : ST_LAYOUT_NCHW;
-	if (k_dwconv_nhwc_fits(&w) && (nhwc_in || in->dims[2] * in->dims[3] <= DW_NHWC_MAX_PLANE))
+	if (k_dwconv_nhwc_fits(&w))
 		return ST_LAYOUT_NHWC;
 	return ST_LAYOUT_NCHW;
 }

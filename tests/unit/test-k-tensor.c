@@ -1142,31 +1142,48 @@ Test(k_tensor, convert_between_dtypes)
 	cr_assert_eq(v, -7);
 }
 
+/* Random shapes, then shapes whose channels and planes hold whole 8 x 8
+ * blocks and strips beside them (the AVX2 transposes), at every level. */
 Test(k_tensor, layouts_round_trip)
 {
-	for (int rank = 3; rank <= 6; rank++) {
-		for (size_t e = 0; e < sizeof elem_sizes / sizeof elem_sizes[0]; e++) {
-			size_t elem = elem_sizes[e];
-			st_shape s = { .rank = rank };
-			for (int k = 0; k < rank; k++)
-				s.dims[k] = 1 + below(rank > 4 ? 4 : 13);
-			s.dims[1] = 1 + below(40);
-			int64_t n = k_elements(&s);
-			void *nchw = random_buffer(n, elem, false), *nhwc = aligned((size_t)n * elem),
-			     *want = aligned((size_t)n * elem), *back = aligned((size_t)n * elem);
-			k_nchw_to_nhwc(nchw, nhwc, &s, elem, &chunked);
-			int perm[ST_MAX_RANK] = { 0 };
-			for (int k = 1; k < rank - 1; k++)
-				perm[k] = k + 1;
-			perm[rank - 1] = 1;
-			k_transpose_ref(nchw, &s, perm, want, elem);
-			assert_bytes_eq(nhwc, want, (size_t)n * elem, "NCHW to NHWC, rank %d elem %zu", rank, elem);
-			k_nhwc_to_nchw(nhwc, back, &s, elem, NULL);
-			assert_bytes_eq(back, nchw, (size_t)n * elem, "NHWC to NCHW, rank %d elem %zu", rank, elem);
-			free(nchw);
-			free(nhwc);
-			free(want);
-			free(back);
+	static const int64_t fixed[][4] = { { 1, 32, 112, 112 }, { 2, 24, 7, 8 }, { 1, 37, 9, 7 }, { 1, 8, 1, 8 },
+		                            { 1, 16, 4, 4 },     { 3, 9, 3, 3 } };
+	k_isa have[K_ISA_COUNT];
+	int count = test_isa_levels(have);
+	for (int lv = 0; lv < count; lv++) {
+		cr_assert_eq(k_cpu_isa_force(have[lv]), 0);
+		for (int rank = 3; rank <= 6 + 6; rank++) {
+			for (size_t e = 0; e < sizeof elem_sizes / sizeof elem_sizes[0]; e++) {
+				size_t elem = elem_sizes[e];
+				st_shape s = { .rank = rank <= 6 ? rank : 4 };
+				if (rank <= 6) {
+					for (int k = 0; k < rank; k++)
+						s.dims[k] = 1 + below(rank > 4 ? 4 : 13);
+					s.dims[1] = 1 + below(40);
+				} else {
+					memcpy(s.dims, fixed[rank - 7], sizeof fixed[0]);
+				}
+				int64_t n = k_elements(&s);
+				void *nchw = random_buffer(n, elem, false), *nhwc = aligned((size_t)n * elem),
+				     *want = aligned((size_t)n * elem), *back = aligned((size_t)n * elem);
+				k_nchw_to_nhwc(nchw, nhwc, &s, elem, &chunked);
+				int perm[ST_MAX_RANK] = { 0 };
+				for (int k = 1; k < s.rank - 1; k++)
+					perm[k] = k + 1;
+				perm[s.rank - 1] = 1;
+				k_transpose_ref(nchw, &s, perm, want, elem);
+				assert_bytes_eq(nhwc, want, (size_t)n * elem, "%s: NCHW to NHWC, %lldx%lldx%lld..., elem %zu",
+				                k_cpu_isa_name(have[lv]), (long long)s.dims[0], (long long)s.dims[1],
+				                (long long)s.dims[2], elem);
+				k_nhwc_to_nchw(nhwc, back, &s, elem, NULL);
+				assert_bytes_eq(back, nchw, (size_t)n * elem, "%s: NHWC to NCHW, rank %d elem %zu",
+				                k_cpu_isa_name(have[lv]), s.rank, elem);
+				free(nchw);
+				free(nhwc);
+				free(want);
+				free(back);
+			}
 		}
 	}
+	k_cpu_isa_force(k_cpu_isa_best());
 }
