@@ -424,8 +424,8 @@ k_float_fits(float v, st_dtype t)
  * element-at-a-time gather before them took 68 us for MobileNetV2's
  * 192 x 784.) With AVX2 each whole 8 x 8 block of a tile moves through
  * eight registers (unpacks, shuffles and lane swaps, bits untouched).
- * MobileNetV2's 32 x 112 x 112 stem output on a Zen 3: 0.56 ms an element
- * at a time, 0.19 ms in registers by tasks of 16 rows, %s by these tasks.
+ * MobileNetV2's 32 x 112 x 112 stem output on a Zen 3, tasks of 16 rows
+ * against these: 0.56 against 0.16 ms in C, 0.19 against 0.12 with AVX2.
  */
 #define TRANSPOSE_TILE 16
 #define TRANSPOSE_BAND 1024
