@@ -414,7 +414,7 @@ few_plan_make(const k_window *w, int threads, few_plan *p)
 #define DW_LANES 8
 #define DW_FMA(a, b, c) _mm256_fmadd_ps((a), (b), (c))
 #define DW_FEW_OUTPUTS 4
-#define DW_FEW_BLOCKS 2
+#define DW_FEW_BLOCKS 3
 #define DW_MASKED_LOADS 256
 #include "k-dwconv-body.h"
 #undef DW_SUFFIX
