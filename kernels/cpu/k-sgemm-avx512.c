@@ -19,7 +19,7 @@
 #define V_MIN(a, b) _mm512_min_ps(a, b)
 #define V_STOREU(p, v) _mm512_storeu_ps(p, v)
 #define V_MASKZ_LOADU(m, p) _mm512_maskz_loadu_ps(m, p)
-#define V_MASK_STOREU(p, m, v) _mm512_mask_storeu_ps(p, m, v)
+#define V_PART_STOREU(p, m, n, v) _mm512_mask_storeu_ps(p, m, v)
 #define VI __m512i
 #define MASK __mmask16
 #define VI_SET1(x) _mm512_set1_epi32(x)

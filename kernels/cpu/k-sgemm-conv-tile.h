@@ -17,7 +17,8 @@
  * ...), VI_ADD(a, b), VI_WRAP(row, col, w) (where col >= w: col -= w,
  * row += 1), M_INSIDE(v, lo, hi) (lanes with lo <= v < hi), M_AND(a, b),
  * M_NONE(m) (no lane set), M_ALL(m) (every lane set), V_LOADU(p),
- * V_MASKZ_LOADU(m, p), V_MASK_STOREU(p, m, v), CONV_TILE_FN.
+ * V_MASKZ_LOADU(m, p), V_PART_STOREU(p, m, n, v) (the first n lanes, 0 < n <
+ * VLEN, which the mask m keeps), CONV_TILE_FN.
  */
 
 #define NR (NV * VLEN)
@@ -111,17 +112,28 @@ CONV_TILE_FN(const k_conv_tile *t)
 	VEC lo = V_ZERO(), hi = V_ZERO();
 	if (clamp)
 		lo = V_BCAST(&t->lo), hi = V_BCAST(&t->hi);
+	/* Live lanes of each vector: a prefix (the tile's first cols). Whole
+	 * vectors are stored plainly, the last part one through
+	 * V_PART_STOREU, none past it. */
+	int lanes[NV];
+	_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
+		lanes[j] = t->cols - j * VLEN >= VLEN ? VLEN : t->cols - j * VLEN > 0 ? t->cols - j * VLEN : 0;
 	_Pragma("GCC unroll 32") for (int r = 0; r < MR; r++) {
 		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {
 			VEC v = acc[r][j];
 			float *p = t->c + r * t->ldc + j * VLEN;
+			if (lanes[j] == 0)
+				continue;
 			if (t->load_c)
-				v = V_ADD(v, V_MASKZ_LOADU(live[j], p));
+				v = V_ADD(v, lanes[j] == VLEN ? V_LOADU(p) : V_MASKZ_LOADU(live[j], p));
 			if (t->row_bias)
 				v = V_ADD(v, V_BCAST(t->row_bias + r));
 			if (clamp)
 				v = V_MIN(hi, V_MAX(lo, v));
-			V_MASK_STOREU(p, live[j], v);
+			if (lanes[j] == VLEN)
+				V_STOREU(p, v);
+			else
+				V_PART_STOREU(p, live[j], lanes[j], v);
 		}
 	}
 }
