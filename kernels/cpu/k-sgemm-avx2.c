@@ -60,11 +60,29 @@
 #include "k-sgemm-tile.h"
 #include "k-sgemm-conv-tile.h"
 
+/* 4 rows by 3 vectors (4 x 24), 12 accumulators again: products of 24
+ * columns (channels last, MobileNetV2's 24-channel projections at 56 x 56)
+ * fill it where 16-column tiles leave a quarter of their sums unused; on
+ * a Zen 3 those two layers took 0.44 and 0.30 ms against ONNX Runtime's
+ * 0.24 and 0.16. */
+#undef MR
+#undef NV
+#undef TILE_FN
+#define MR 4
+#define NV 3
+#define TILE_FN tile_avx2_cols24
+#include "k-sgemm-tile.h"
+
+/* kc x 4 of A is 4 KiB (L1); kc x nc of B 384 KiB (L2). */
+static const k_gemm_kernel cols24 = {
+	.isa = K_ISA_AVX2, .mr = 4, .nr = 24, .kc = 256, .nc = 384, .mc = 1020, .tile = tile_avx2_cols24,
+};
+
 /* kc x 6 of A is 6 KiB (L1); kc x nc of B 384 KiB (L2); mc x kc of A
  * (packed once per depth block) 1 MiB. */
 const k_gemm_kernel k_gemm_kernel_avx2 = {
-	.isa = K_ISA_AVX2, .mr = MR, .nr = NV * VLEN, .kc = 256, .nc = 384, .mc = 1020, .tile = tile_avx2,
-	.conv_tile = conv_tile_avx2,
+	.isa = K_ISA_AVX2, .mr = 6, .nr = 16, .kc = 256, .nc = 384, .mc = 1020, .tile = tile_avx2,
+	.conv_tile = conv_tile_avx2, .cols24 = &cols24,
 };
 
 #endif
