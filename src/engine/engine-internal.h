@@ -54,6 +54,11 @@ typedef struct layer_slot {
 	 * when absent. */
 	int fused_into;
 	int fuse_bn, fuse_add, fuse_add_other, fuse_act, fuse_pool;
+	/* The layout its implementation chose made an island (plan_build): a
+	 * step whose every input was converted to it and whose outputs every
+	 * reader converts back. Set while a plan is built, the step then runs
+	 * in the plan's layout. */
+	bool layout_island;
 	/* The folded weights (filter scaled per output channel, bias adjusted):
 	 * the plan's own copies, never the user's files; fold_weights point at
 	 * them and fold_params is the layer's parameters with its bias on.

@@ -565,8 +565,94 @@ fuse_pool_view(st_plan *p, plan_step *st, st_layout layout)
 	st->L.pool = P;
 }
 
+/* The tensor's producing step, when a conversion made it; -1 otherwise. */
+static int
+converting_step(const st_plan *p, int t)
+{
+	for (int i = 0; i < p->n_steps; i++) {
+		if (p->steps[i].kind == ST_STEP_CONVERT && p->steps[i].dst == t)
+			return i;
+	}
+	return -1;
+}
+
+/* Whether layer step i runs in a layout of its own: not the plan's, every
+ * input (and a fused add's operand) converted to it, and no layer reading
+ * an output as it is (a graph output converts on the way out). Such a
+ * step pays two conversions for what its layout gains: an isolated
+ * depthwise convolution channels last in an NCHW plan took 2.5x its NCHW
+ * time (bench/cpu's depthwise row, issue 10's session 12). */
+static bool
+step_is_island(const st_plan *p, int i)
+{
+	const plan_step *s = &p->steps[i];
+	if (s->kind != ST_STEP_LAYER || s->n_out < 1 || s->slot->fuse_pool >= 0)
+		return false;
+	st_layout layout = p->tensors[s->out[0]].t.layout;
+	if (layout == p->layout)
+		return false;
+	bool inputs = false;
+	for (int k = 0; k < s->n_in; k++) {
+		if (s->in[k] < 0)
+			continue;
+		if (converting_step(p, s->in[k]) < 0)
+			return false;
+		inputs = true;
+	}
+	if (!inputs || (s->epi_other >= 0 && converting_step(p, s->epi_other) < 0))
+		return false;
+	for (int j = 0; j < p->n_steps; j++) {
+		const plan_step *r = &p->steps[j];
+		if (j == i || r->kind != ST_STEP_LAYER)
+			continue;
+		for (int k = 0; k < s->n_out; k++) {
+			if (r->epi_other == s->out[k])
+				return false;
+			for (int m = 0; m < r->n_in; m++) {
+				if (r->in[m] == s->out[k])
+					return false;
+			}
+		}
+	}
+	return true;
+}
+
+static int build_steps(st_plan *p, st_diag *d);
+static int finish_build(st_plan *p, st_diag *d);
+
+/*
+ * The plan's steps, tensors, memory and (with weights bound) prepared
+ * layers. Where implementations choose layouts, the steps left islands
+ * (step_is_island) are built again in the plan's layout, the others asked
+ * again (a choice may follow the input's layout, and so make a new
+ * island): a few rounds, the last as it comes.
+ */
 int
 plan_build(st_plan *p, st_diag *d)
+{
+	for (int s = 0; s < p->n_slots; s++)
+		p->slots[s].layout_island = false;
+	for (int round = 0;; round++) {
+		if (build_steps(p, d) != 0)
+			return -1;
+		bool again = false;
+		if (p->layouts_chosen && round < 4) {
+			for (int i = 0; i < p->n_steps; i++) {
+				if (step_is_island(p, i)) {
+					p->steps[i].slot->layout_island = true;
+					again = true;
+				}
+			}
+		}
+		if (!again)
+			break;
+	}
+	return finish_build(p, d);
+}
+
+/* The steps and tensors of the plan (plan_build). */
+static int
+build_steps(st_plan *p, st_diag *d)
 {
 	plan_clear_steps(p);
 	plan_fuse(p);
@@ -609,7 +695,7 @@ plan_build(st_plan *p, st_diag *d)
 		 * it says which layers it runs channels last (the others are
 		 * converted around, as for implementations without NHWC). */
 		bool asks = (impl->flags & ST_IMPL_CHOOSES_LAYOUT) && (p->layouts_chosen || p->layout != ST_LAYOUT_NCHW) &&
-		            slot->fuse_pool < 0;
+		            slot->fuse_pool < 0 && !slot->layout_island;
 		st_layout natural_layout = layout;
 		if (asks)
 			layout = chosen_layout(p, slot, in, fdtype, layout);
@@ -709,6 +795,13 @@ plan_build(st_plan *p, st_diag *d)
 		if (slot->fuse_pool >= 0)
 			fuse_pool_view(p, st, layout);
 	}
+	return 0;
+}
+
+/* Lifetimes, memory and preparation of the steps build_steps made. */
+static int
+finish_build(st_plan *p, st_diag *d)
+{
 	/* Lifetimes, now that every step has its place. */
 	for (int i = 0; i < p->n_steps; i++) {
 		plan_step *s = &p->steps[i];

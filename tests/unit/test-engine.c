@@ -228,14 +228,17 @@ Test(engine, layouts_chosen_by_implementations)
 	st_session *s = model("add input data; set data dims 3x4x5; add plus_channel a; connect data a;"
 	                      "add plus_channel b; connect a b; add plus_channel c; connect b c;"
 	                      "add output out; connect c out");
-	/* fp32-nchw: each asked, each output stays in the layout it chose. */
+	/* fp32-nchw: each asked (plus_channel takes the layout its input does
+	 * not come in). Asked in turn, a and c run NHWC and b NCHW, each a
+	 * layout island between conversions (plan_build); built again with
+	 * a and c NCHW, b chooses NHWC and is one in turn; the plan ends with
+	 * every step NCHW and no conversion. */
 	st_plan_options opt = { .format = ST_FORMAT_FP32_NCHW, .threads = 1 };
 	st_plan *p = plus_channel_chain(s, &opt);
-	cr_assert_eq(step_format_of(p, s, "a"), ST_FORMAT_FP32_NHWC);
+	cr_assert_eq(step_format_of(p, s, "a"), ST_FORMAT_FP32_NCHW);
 	cr_assert_eq(step_format_of(p, s, "b"), ST_FORMAT_FP32_NCHW);
-	cr_assert_eq(step_format_of(p, s, "c"), ST_FORMAT_FP32_NHWC);
-	cr_assert_eq(count_conversions(p, "fp32-nchw -> fp32-nhwc"), 2, "into a and c");
-	cr_assert_eq(count_conversions(p, "fp32-nhwc -> fp32-nchw"), 1, "into b");
+	cr_assert_eq(step_format_of(p, s, "c"), ST_FORMAT_FP32_NCHW);
+	cr_assert_eq(count_conversions(p, NULL), 0);
 	st_plan_free(p);
 	/* Kept NCHW: nobody is asked. */
 	opt.fixed_layouts = true;

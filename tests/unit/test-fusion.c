@@ -630,6 +630,36 @@ Test(fusion, concatenations_run_channels_last)
 	}
 }
 
+/* A layer whose chosen layout no neighbour shares (every input converted
+ * to it, every reader converting back) runs in the plan's layout: a
+ * depthwise convolution alone, or between two 3x3 convolutions, stays
+ * NCHW with no conversion; one that a 1x1 layer reads channels last keeps
+ * it. All agree with the plan kept NCHW. */
+Test(fusion, layout_islands_run_in_the_plans_layout)
+{
+	static const char *const alone =
+		"add input data; set data dims 24x30x30;"
+		"add convolution d; set d num_output 24; set d kernel 3x3; set d padding same; set d groups 24;"
+		"activation d clip; connect data d; add output out; connect d out";
+	static const char *const between =
+		"add input data; set data dims 8x30x30;"
+		"add convolution a; set a num_output 24; set a kernel 3x3; set a padding same; connect data a;"
+		"add convolution d; set d num_output 24; set d kernel 3x3; set d padding same; set d groups 24;"
+		"connect a d;"
+		"add convolution b; set b num_output 8; set b kernel 3x3; set b padding same; connect d b;"
+		"add output out; connect b out";
+	const char *const scripts[] = { alone, between };
+	for (size_t i = 0; i < 2; i++) {
+		char *text = compare_layouts(scripts[i], 1);
+		cr_assert(strstr(text, "d                        convolution, fp32-nchw") != NULL, "%s", text);
+		cr_assert(strstr(text, "(0 conversions)") != NULL, "%s", text);
+		free(text);
+	}
+	char *text = compare_layouts(MOBILE_BLOCK("16x30x30", "1"), 2);
+	cr_assert(strstr(text, "d                        convolution, fp32-nhwc") != NULL, "%s", text);
+	free(text);
+}
+
 /* A plan fed another input size is built again, its layouts chosen again
  * (the depthwise layer runs channels last at every size) and its filters
  * packed anew for each form, never taken for the other's: every run agrees
@@ -850,17 +880,22 @@ Test(fusion, blocked_layers_in_channels_last_plans)
 Test(fusion, blocked_prelu_takes_each_channels_slope)
 {
 	cr_assert_eq(setenv("STRATA_BLOCKED", "on", 1), 0);
+	/* A second convolution reads c as it is: alone, c would be an island
+	 * (layout_islands_run_in_the_plans_layout) and run NCHW. */
 	st_session *s = model("add input data; set data dims 6x9x10;"
 	                      "add convolution c; set c num_output 20; set c kernel 3x3; activation c prelu;"
-	                      "connect data c; add output out; connect c out");
+	                      "connect data c; add output out; connect c out;"
+	                      "add convolution c2; set c2 num_output 4; set c2 kernel 1x1; connect c c2;"
+	                      "add output out2; connect c2 out2");
 	char *dir = test_temp_dir("blocked-prelu");
 	test_rng r = { 29 };
 	struct {
 		const char *file;
 		st_shape shape;
 	} files[] = { { "c_weights.npy", test_shape("20x6x3x3") }, { "c_bias.npy", test_shape("20") },
-		      { "c_prelu_slope.npy", test_shape("20") } };
-	for (size_t i = 0; i < 3; i++) {
+		      { "c_prelu_slope.npy", test_shape("20") },  { "c2_weights.npy", test_shape("4x20x1x1") },
+		      { "c2_bias.npy", test_shape("4") } };
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
 		float *v = test_random_floats(&r, st_shape_elements(&files[i].shape));
 		char path[1024], err[256];
 		snprintf(path, sizeof path, "%s/%s", dir, files[i].file);
