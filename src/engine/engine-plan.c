@@ -576,12 +576,15 @@ converting_step(const st_plan *p, int t)
 	return -1;
 }
 
-/* Whether layer step i runs in a layout of its own: not the plan's, every
- * input (and a fused add's operand) converted to it, and no layer reading
- * an output as it is (a graph output converts on the way out). Such a
- * step pays two conversions for what its layout gains: an isolated
- * depthwise convolution channels last in an NCHW plan took 2.5x its NCHW
- * time (bench/cpu's depthwise row, issue 10's session 12). */
+/* Whether layer step i runs channels last on its own: not in the plan's
+ * layout, every input (and a fused add's operand) converted to it, and no
+ * layer reading an output as it is (a graph output converts on the way
+ * out). Such a step pays two conversions for what its layout gains: an
+ * isolated depthwise convolution channels last in an NCHW plan took 2.5x
+ * its NCHW time (bench/cpu's depthwise row, issue 10's session 12).
+ * Blocked steps are left as chosen: the std convolution takes that layout
+ * alone only where it was measured faster with its conversions counted
+ * (k_conv_blocked_chosen). */
 static bool
 step_is_island(const st_plan *p, int i)
 {
@@ -589,7 +592,7 @@ step_is_island(const st_plan *p, int i)
 	if (s->kind != ST_STEP_LAYER || s->n_out < 1 || s->slot->fuse_pool >= 0)
 		return false;
 	st_layout layout = p->tensors[s->out[0]].t.layout;
-	if (layout == p->layout)
+	if (layout == p->layout || layout != ST_LAYOUT_NHWC)
 		return false;
 	bool inputs = false;
 	for (int k = 0; k < s->n_in; k++) {
@@ -622,8 +625,8 @@ static int finish_build(st_plan *p, st_diag *d);
 
 /*
  * The plan's steps, tensors, memory and (with weights bound) prepared
- * layers. Where implementations choose layouts, the steps left islands
- * (step_is_island) are built again in the plan's layout, the others asked
+ * layers. Where implementations choose layouts, the steps left channels
+ * last islands (step_is_island) are built again in the plan's layout, the others asked
  * again (a choice may follow the input's layout, and so make a new
  * island): a few rounds, the last as it comes.
  */
