@@ -604,25 +604,10 @@ store_transposed8_avx2(const swap_args *s, const float *src, int64_t ld, int col
 	int64_t positions = s->g->out_size;
 	int q = 0;
 	for (; q + 8 <= cols; q += 8) {
-		__m256 r[8], t[8];
+		__m256 t[8];
 		for (int k = 0; k < 8; k++)
-			r[k] = _mm256_loadu_ps(src + k * ld + q);
-		for (int k = 0; k < 8; k += 2) {
-			t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-			t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-		}
-		for (int k = 0; k < 8; k += 4) {
-			r[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
-			r[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xee);
-			r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
-			r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xee);
-		}
-		/* r[k] (k < 4): column k of rows 0-3, then column k + 4 of
-		 * them; r[k + 4] the same of rows 4-7. */
-		for (int k = 0; k < 4; k++) {
-			t[k] = _mm256_permute2f128_ps(r[k], r[k + 4], 0x20);
-			t[k + 4] = _mm256_permute2f128_ps(r[k], r[k + 4], 0x31);
-		}
+			t[k] = _mm256_loadu_ps(src + k * ld + q);
+		k_transpose8_avx2(t);
 		/* t[k] is column k: channel j + q + k at the eight positions. */
 		for (int k = 0; k < 8; k++) {
 			__m256 v = _mm256_add_ps(t[k], _mm256_set1_ps(s->bias ? s->bias[j + q + k] : 0.0f));

@@ -445,23 +445,12 @@ typedef struct transpose_job {
 __attribute__((target("avx2"))) static void
 transpose_8x8_avx2(const uint32_t *src, int64_t ss, uint32_t *dst, int64_t ds)
 {
-	__m256 r[8], t[8], u[8];
+	__m256 r[8];
 	for (int i = 0; i < 8; i++)
 		r[i] = _mm256_loadu_ps((const float *)(src + i * ss));
-	for (int i = 0; i < 8; i += 2) {
-		t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-		t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-	}
-	for (int i = 0; i < 8; i += 4) {
-		u[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-		u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
-		u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-		u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
-	}
-	for (int i = 0; i < 4; i++) {
-		_mm256_storeu_ps((float *)(dst + i * ds), _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
-		_mm256_storeu_ps((float *)(dst + (i + 4) * ds), _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
-	}
+	k_transpose8_avx2(r);
+	for (int i = 0; i < 8; i++)
+		_mm256_storeu_ps((float *)(dst + i * ds), r[i]);
 }
 #endif
 

@@ -78,4 +78,34 @@ k_env_choice(const char *name, const char *const *words, const int *values, int 
 	return -1;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && defined(K_HAVE_AVX2)
+#include <immintrin.h>
+/* The 8 x 8 block whose row k is r[k], transposed in place: r[k] becomes
+ * its column k. Unpacks, shuffles and lane swaps, bits untouched (the
+ * layout conversions and the swapped convolution's stores). */
+static inline __attribute__((always_inline, target("avx2"))) void
+k_transpose8_avx2(__m256 r[8])
+{
+	__m256 t[8];
+	for (int k = 0; k < 8; k += 2) {
+		t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
+		t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
+	}
+	for (int k = 0; k < 8; k += 4) {
+		r[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
+		r[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xee);
+		r[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
+		r[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xee);
+	}
+	/* r[k] (k < 4): column k of rows 0-3, then column k + 4 of them;
+	 * r[k + 4] the same of rows 4-7. */
+	for (int k = 0; k < 4; k++) {
+		t[k] = _mm256_permute2f128_ps(r[k], r[k + 4], 0x20);
+		t[k + 4] = _mm256_permute2f128_ps(r[k], r[k + 4], 0x31);
+	}
+	for (int k = 0; k < 8; k++)
+		r[k] = t[k];
+}
+#endif
+
 #endif
