@@ -72,11 +72,7 @@ DW_NAME(store_first)(float *out, DW_VEC v, int64_t keep)
 #if DW_MASKED_LOADS == 512
 	_mm512_mask_storeu_ps(out, DW_NAME(mask_of)(0, keep), v);
 #elif DW_MASKED_LOADS == 256
-	/* Through a copy: a masked store (vmaskmovps) takes some 24 cycles
-	 * on a Zen 3 (k-sgemm-avx2.c). */
-	float part[8];
-	_mm256_storeu_ps(part, v);
-	memcpy(out, part, (size_t)keep * sizeof *out);
+	k_store_part_avx2(out, (__m256)v, keep);
 #else
 	for (int64_t j = 0; j < keep; j++)
 		out[j] = v[j];

@@ -102,16 +102,11 @@ typedef struct nh_pool_args {
 #define NH_MASK __m256i
 #define NH_MASK_OF(n) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
 #define NH_LOAD_PART(p, m) _mm256_maskload_ps((p), (m))
-/* Through a copy (the mask's lanes are a prefix): a masked store
- * (vmaskmovps) takes some 24 cycles on a Zen 3 (k-sgemm-avx2.c). */
-#define NH_STORE_PART(p, v, m)                                                                         \
-	do {                                                                                           \
-		float part_[8];                                                                        \
-		_mm256_storeu_ps(part_, (__m256)(v));                                                  \
-		memcpy((p), part_,                                                                     \
-		       (size_t)__builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m))) * \
-		               sizeof(float));                                                         \
-	} while (0)
+/* Not a masked store (k_store_part_avx2 says why); the mask's lanes are a
+ * prefix, counted. */
+#define NH_STORE_PART(p, v, m)                                                                     \
+	k_store_part_avx2((p), (__m256)(v),                                                        \
+	                  __builtin_popcount((unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(m))))
 #define NH_CLAMP(v, lo, hi) _mm256_min_ps((hi), _mm256_max_ps((lo), (v)))
 #define NH_ROW_GROUP 4
 #define NH_PAIR_GROUP 2

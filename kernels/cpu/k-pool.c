@@ -315,23 +315,13 @@ pool_load_part_avx2(const float *p, int64_t n, float fill)
 	return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, live), _mm256_castsi256_ps(live));
 }
 
-/* Stores lanes [0, n) of v at p, 0 < n < 8, writing nothing past p[n - 1]:
- * through a copy, as a masked store (vmaskmovps) takes some 24 cycles on
- * a Zen 3 (k-sgemm-avx2.c). */
-static inline __attribute__((always_inline, target("avx2,fma"))) void
-pool_store_part_avx2(float *p, __m256 v, int64_t n)
-{
-	float part[8];
-	_mm256_storeu_ps(part, v);
-	memcpy(p, part, (size_t)n * sizeof *p);
-}
 
 #define PB_SUFFIX avx2
 #define PB_TARGET __attribute__((target("avx2,fma")))
 #define PB_LANES 8
 #define PB_MAX(x, m) ((vec_avx2)_mm256_max_ps((__m256)(x), (__m256)(m)))
 #define PB_LOAD_PART(p, n, fill) ((vec_avx2)pool_load_part_avx2((p), (n), (fill)))
-#define PB_STORE_PART(p, v, n) pool_store_part_avx2((p), (__m256)(v), (n))
+#define PB_STORE_PART(p, v, n) k_store_part_avx2((p), (__m256)(v), (n))
 #include "k-pool-body.h"
 #undef PB_SUFFIX
 #undef PB_TARGET

@@ -2,9 +2,8 @@
  * so that a baseline build carries it; k-cpu.c decides whether it runs. */
 #include "config.h"
 
+#include "k-int.h"
 #include "k-sgemm.h"
-
-#include <string.h>
 
 #if defined(K_HAVE_AVX2) && (defined(__x86_64__) || defined(__i386__))
 #include <immintrin.h>
@@ -21,17 +20,8 @@
 #define V_MIN(a, b) _mm256_min_ps(a, b)
 #define V_STOREU(p, v) _mm256_storeu_ps(p, v)
 #define V_MASKZ_LOADU(m, p) _mm256_maskload_ps(p, m)
-/* The first n lanes of v to p (0 < n < 8): through a copy, because AMD's
- * masked stores (vmaskmovps) take some 24 cycles each on a Zen 3, against
- * one for a plain store (a direct convolution tile's twelve made a 1x1
- * layer of 16 input channels 3x slower); masked loads are fast. */
-#define V_PART_STOREU(p, m, n, v)                                   \
-	do {                                                        \
-		float part_[8];                                     \
-		(void)(m);                                          \
-		_mm256_storeu_ps(part_, v);                         \
-		memcpy((p), part_, (size_t)(n) * sizeof(float));    \
-	} while (0)
+/* Not a masked store: k_store_part_avx2 (k-int.h) says why. */
+#define V_PART_STOREU(p, m, n, v) k_store_part_avx2((p), (v), (n))
 #define VI __m256i
 #define MASK __m256i
 #define VI_SET1(x) _mm256_set1_epi32(x)

@@ -148,14 +148,7 @@ typedef struct wino_level {
 #define IHI 4, 12, 5, 13, 6, 14, 7, 15
 #define SUF avx2
 #define K_TARGET __attribute__((target("avx2,fma")))
-/* Through a copy: a masked store (vmaskmovps) takes some 24 cycles on a
- * Zen 3 (k-sgemm-avx2.c). */
-#define STORE_PART(dst, v, n)                                               \
-	do {                                                                \
-		float part_[8];                                             \
-		_mm256_storeu_ps(part_, (__m256)(v));                       \
-		memcpy((dst), part_, (size_t)(n) * sizeof(float));          \
-	} while (0)
+#define STORE_PART(dst, v, n) k_store_part_avx2((dst), (__m256)(v), (n))
 #include "k-winograd-body.h"
 #undef VL
 #undef EVENS
