@@ -16,9 +16,10 @@
  *     split into its stride phases (even and odd rows and columns for
  *     stride 2), each phase as large as the output: every tap is then a
  *     shift of one phase;
- *   - elsewhere (the portable level, or other sizes) a 1x1 convolution with
- *     stride 1 and no padding reads the input planes in place (B is X,
- *     channels by positions);
+ *   - elsewhere (the portable level, other sizes, or on AVX2 a 1x1 layer
+ *     of at most 32 input channels) a 1x1 convolution with stride 1 and no
+ *     padding reads the input planes in place (B is X, channels by
+ *     positions);
  *   - and a stride-1 convolution over one or two axes reads a padded copy
  *     of a few input rows that each thread makes in its own slot. Its positions
  *     are counted over the padded width, so that the tap (kh, kw) of every
@@ -153,8 +154,15 @@ gplan_make(const k_geometry *g, const k_gemm_kernel *kr, int threads, bool packe
 	bool unpadded = g->pad[0] == 0 && g->pad[1] == 0 && g->pad[2] == 0;
 	bool flat = g->in[0] == 1 && g->out[0] == 1 && g->kernel[0] == 1 && g->pad[0] == 0;
 	bool same = g->out[1] == g->in[1] && g->out[2] == g->in[2];
+	/* 1x1 layers of few input channels read the input as the pointwise
+	 * source does on AVX2: each direct tile there costs its lane and mask
+	 * set-up for only 16 or 32 steps (Zen 3, ABBA in one process: 16 -> 64
+	 * at 55 x 55 0.168 -> 0.155 ms on one thread, 0.110 -> 0.098 on two;
+	 * 32 -> 128 at 27 x 27 0.094 -> 0.085 / 0.091 -> 0.076; with 64
+	 * channels the direct tile is faster again, 0.106 against 0.112). */
+	bool thin = kr->isa == K_ISA_AVX2 && g->kernel_size == 1 && unpadded && cg <= 32;
 	if (kr->conv_tile != NULL && flat && g->stride[1] == 1 && g->stride[2] == 1 && same &&
-	    g->in_size < INT32_MAX / 4)
+	    g->in_size < INT32_MAX / 4 && !thin)
 		p->source = SRC_DIRECT;
 	else if (kr->conv_tile != NULL && flat && !unit && phased_fits(g) &&
 	         cg * g->stride[1] * g->stride[2] * g->out_size < INT32_MAX / 4)
@@ -647,6 +655,25 @@ store_transposed(const swap_args *s, const float *src, int64_t ld, int rows, int
 }
 
 /*
+ * The most steps of depth one pass of the swapped product takes: the
+ * kernel's kc_whole where it has one (the filters packed once, the image
+ * once per call). On AVX2 that is 1024: the image's panel (6 positions x
+ * 1024 steps, 24 KiB) still sits in L1 while a filter panel streams past
+ * it, and each tile is finished in one pass instead of summed in C^T over
+ * passes of 256. On a Zen 3 (one thread / two, ABBA in one process, 25th
+ * percentiles) SqueezeNet's 512 -> 1000 classifier at 13 x 13 2.20 ->
+ * 2.00 / 1.15 -> 1.06 ms, 1x1 1024 -> 256 at 14 x 14 1.47 -> 1.35, 512 ->
+ * 512 at 14 x 14 1.23 -> 1.16 / 0.66 -> 0.60, 384 -> 48 at 13 x 13 0.114 ->
+ * 0.108; deeper products (3x3 256 -> 256 at 14 x 14, 2304 steps in three
+ * passes) the same either way.
+ */
+static int64_t
+swap_depth_block(const k_gemm_kernel *kr)
+{
+	return kr->kc_whole > kr->kc ? kr->kc_whole : kr->kc;
+}
+
+/*
  * Rows [i0, i1) (positions; i0 a multiple of mr) and columns [j0, j1)
  * (channels; j0 a multiple of nr) of the product. The loops are
  * k_sgemm_block's: an A panel (kc x mr) stays in L1 while it sweeps the B
@@ -661,7 +688,7 @@ swap_block(const swap_args *s, int64_t i0, int64_t i1, int64_t j0, int64_t j1)
 	const k_geometry *g = s->g;
 	const k_gemm_kernel *kr = s->kr;
 	int64_t mr = kr->mr, nr = kr->nr, k = g->in_per_group * g->kernel_size;
-	int64_t kc = k_div_up(k, k_div_up(k, kr->kc)), ld = s->ct_ld;
+	int64_t kc = k_div_up(k, k_div_up(k, swap_depth_block(kr))), ld = s->ct_ld;
 	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
 	/* The filters (B) come from memory in a network: the first row
 	 * panels of each run fetch the next panel or block of them into L2 as
@@ -1159,7 +1186,6 @@ direct_block(const gplan *p, const float *a_base, const float *x, const float *b
 	const k_geometry *g = &p->g;
 	const k_gemm_kernel *kr = p->kr;
 	int64_t mr = kr->mr, nr = kr->nr;
-	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
 	k_conv_tile t = { .x = x, .channels = g->in_per_group, .plane = g->in_size, .taps = (int)g->kernel_size,
 		          .dy = shifts, .dx = shifts + g->kernel_size, .h = g->in[1], .w = g->in[2] };
 	if (p->source == SRC_PHASED) {
@@ -1174,40 +1200,22 @@ direct_block(const gplan *p, const float *a_base, const float *x, const float *b
 		t.w = g->out[2];
 	}
 	for (int64_t i = m0; i < m1; i += mr) {
-		int rows = (int)k_min64(mr, m1 - i);
+		t.rows = (int)k_min64(mr, m1 - i);
 		t.a = a_base + (i - m0) / mr * p->depth * mr;
+		t.c = out + i * g->out_size + first;
+		t.ldc = g->out_size;
+		t.row_bias = bias ? bias + i : NULL;
+		t.clamp = ga->clamp, t.lo = ga->lo, t.hi = ga->hi;
 		for (int64_t q = 0; q < positions; q += nr) {
 			t.p = first + q;
 			t.cols = (int)k_min64(nr, positions - q);
-			if (rows == mr) {
-				t.c = out + i * g->out_size + first + q;
-				t.ldc = g->out_size;
-				t.row_bias = bias ? bias + i : NULL;
-				t.clamp = ga->clamp, t.lo = ga->lo, t.hi = ga->hi;
-				kr->conv_tile(&t);
-				continue;
-			}
-			/* The last panel of a group, with fewer filters than rows. */
-			t.c = buf;
-			t.ldc = nr;
-			t.row_bias = NULL;
-			t.clamp = false;
 			kr->conv_tile(&t);
-			for (int r = 0; r < rows; r++) {
-				float add = bias ? bias[i + r] : 0.0f, *d = out + (i + r) * g->out_size + first + q;
-				for (int j = 0; j < t.cols; j++)
-					d[j] = buf[r * nr + j] + add;
-				if (ga->clamp) {
-					for (int j = 0; j < t.cols; j++)
-						d[j] = k_clamp(d[j], ga->lo, ga->hi);
-				}
-			}
+			t.c += nr;
 		}
 	}
 }
 
 /* ---- running ---- */
-
 
 /* Tasks [t0, t1) on one slot: B's source is made again only when the
  * block changes, the filters (when not pre-packed) when their group or

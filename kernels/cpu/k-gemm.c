@@ -283,12 +283,14 @@ pack_weights(const k_gemm_kernel *kr, int64_t k, int64_t m, const float *w, void
 	k_sgemm_pack_b(kr, k, m, wt, (float *)(h + 1));
 }
 
-/* Scratch of the product of n rows by packed weights on kernel kr. */
+/* Scratch of the product of n rows (read in place, or packed per call) by
+ * packed weights on kernel kr. */
 static size_t
-product_scratch(const k_gemm_kernel *kr, int64_t n, int64_t k, int64_t m, int slots)
+product_scratch(const k_gemm_kernel *kr, int64_t n, int64_t k, int64_t m, bool in_place, int slots)
 {
 	static const float placeholder;
 	k_sgemm_op op = fc_op(n, k, m, NULL, &placeholder, NULL, NULL);
+	op.a_in_place = in_place;
 	return k_sgemm_parallel_scratch_bytes(kr, &op, slots);
 }
 
@@ -303,7 +305,7 @@ k_fully_connected_scratch_bytes(int64_t n, int64_t k, int64_t m, int slots)
 {
 	if (k_fully_connected_packed_bytes(n, k, m) == 0)
 		return 0;
-	return product_scratch(k_gemm_kernel_for(k_cpu_isa(), n, m), n, k, m, slots);
+	return product_scratch(k_gemm_kernel_for(k_cpu_isa(), n, m), n, k, m, false, slots);
 }
 
 typedef struct fc_args {
@@ -410,7 +412,7 @@ k_pointwise_nhwc_scratch_bytes(int64_t positions, int64_t cin, int64_t cout, int
 {
 	if (positions <= 0 || cout <= 0 || cin < 0)
 		return 0;
-	return product_scratch(pw_kernel(k_cpu_isa(), positions, cout), positions, cin, cout, slots);
+	return product_scratch(pw_kernel(k_cpu_isa(), positions, cout), positions, cin, cout, true, slots);
 }
 
 void

@@ -19,6 +19,10 @@
  * M_NONE(m) (no lane set), M_ALL(m) (every lane set), V_LOADU(p),
  * V_MASKZ_LOADU(m, p), V_PART_STOREU(p, m, n, v) (the first n lanes, 0 < n <
  * VLEN, which the mask m keeps), CONV_TILE_FN.
+ *
+ * A tile of t->rows rows (a group's last panel, fewer filters than MR)
+ * computes all MR, whose packed filters past the group are zeros, and
+ * stores only those rows.
  */
 
 #define NR (NV * VLEN)
@@ -118,7 +122,10 @@ CONV_TILE_FN(const k_conv_tile *t)
 	int lanes[NV];
 	_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
 		lanes[j] = t->cols - j * VLEN >= VLEN ? VLEN : t->cols - j * VLEN > 0 ? t->cols - j * VLEN : 0;
+	int rows = t->rows > 0 && t->rows < MR ? t->rows : MR;
 	_Pragma("GCC unroll 32") for (int r = 0; r < MR; r++) {
+		if (r >= rows)
+			break;
 		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {
 			VEC v = acc[r][j];
 			float *p = t->c + r * t->ldc + j * VLEN;

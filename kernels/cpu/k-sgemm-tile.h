@@ -11,6 +11,9 @@
  * V_FMA(a, b, c) (a * b + c), V_ADD(a, b), V_MAX(a, b) (a > b ? a : b)
  * and V_MIN(a, b) (a < b ? a : b), each lane b where either is NaN,
  * V_STOREU(p, v).
+ *
+ * A tile of t->rows rows (fewer than MR: a product's last panel) computes
+ * all MR and stores, loads (load_c) and biases only those rows.
  */
 
 #define NR (NV * VLEN)
@@ -70,7 +73,10 @@ TILE_FN(const k_tile *t)
 	VEC lo = V_ZERO(), hi = V_ZERO();
 	if (clamp)
 		lo = V_BCAST(&t->lo), hi = V_BCAST(&t->hi);
+	int rows = t->rows > 0 && t->rows < MR ? t->rows : MR;
 	_Pragma("GCC unroll 32") for (int r = 0; r < MR; r++) {
+		if (r >= rows)
+			break;
 		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++) {
 			VEC v = acc[r][j];
 			float *p = c + r * t->ldc + j * VLEN;

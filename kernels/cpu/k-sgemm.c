@@ -223,8 +223,16 @@ k_sgemm_pack_b(const k_gemm_kernel *kr, int64_t k, int64_t n, k_matrix b, float 
 void
 k_gemm_tile_part(const k_gemm_kernel *kr, const k_tile *t, int rows, int cols)
 {
+	if (cols == kr->nr && rows > 0) {
+		/* Whole columns: the tile stores the rows there are itself. */
+		k_tile u = *t;
+		u.rows = rows;
+		kr->tile(&u);
+		return;
+	}
 	float buf[K_GEMM_MAX_TILE] __attribute__((aligned(64)));
 	k_tile u = *t;
+	u.rows = 0;
 	u.c = buf;
 	u.ldc = kr->nr;
 	u.load_c = false;
@@ -251,12 +259,15 @@ k_gemm_tile_part(const k_gemm_kernel *kr, const k_tile *t, int rows, int cols)
 
 /* ---- the blocked product ---- */
 
-/* The depth of each packed block: the kernel's kc, evened out so that the
- * last block is not a sliver. */
+/* The depth of each block of op's product: the kernel's kc, or its
+ * kc_whole where nothing is packed per call; evened out so that the last
+ * block is not a sliver. */
 static int64_t
-depth_block(const k_gemm_kernel *kr, int64_t k)
+depth_block(const k_gemm_kernel *kr, const k_sgemm_op *op)
 {
-	return k_div_up(k, k_div_up(k, kr->kc));
+	bool whole = (op->a_packed || op->a_in_place) && op->b_packed && kr->kc_whole > kr->kc;
+	int64_t k = op->k;
+	return k_div_up(k, k_div_up(k, whole ? kr->kc_whole : kr->kc));
 }
 
 /* Columns of each B block for a range of `cols`: nc evened out, whole panels. */
@@ -278,8 +289,11 @@ row_block(const k_gemm_kernel *kr, int64_t rows)
 static void
 scratch_floats(const k_gemm_kernel *kr, const k_sgemm_op *op, size_t *a_floats, size_t *b_floats)
 {
-	int64_t kc = op->k > 0 ? depth_block(kr, op->k) : 0;
-	*a_floats = op->a_packed ? 0 : k_line_floats(row_block(kr, op->m > 0 ? op->m : 1) * kc);
+	int64_t kc = op->k > 0 ? depth_block(kr, op) : 0;
+	/* A read in place is packed only for a last panel of fewer rows. */
+	*a_floats = op->a_packed ? 0
+	            : op->a_in_place ? k_line_floats(kr->mr * kc)
+	                             : k_line_floats(row_block(kr, op->m > 0 ? op->m : 1) * kc);
 	*b_floats = op->b_packed ? 0 : k_line_floats(col_block(kr, op->n > 0 ? op->n : 1) * kc);
 }
 
@@ -328,7 +342,7 @@ k_sgemm_block(const k_gemm_kernel *kr, const k_sgemm_op *op, int64_t i0, int64_t
 	}
 	int mr = kr->mr, nr = kr->nr;
 	assert(i0 % mr == 0 && j0 % nr == 0);
-	int64_t k = op->k, kc = depth_block(kr, k);
+	int64_t k = op->k, kc = depth_block(kr, op);
 	int64_t nc_most = col_block(kr, j1 - j0), mc_most = row_block(kr, i1 - i0);
 	size_t a_floats, b_floats;
 	scratch_floats(kr, op, &a_floats, &b_floats);

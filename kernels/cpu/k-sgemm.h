@@ -44,6 +44,7 @@ typedef struct k_tile {
 	const int32_t *b_offsets; /* NULL, or step t's nr values at b + b_offsets[t], any alignment */
 	float *c;
 	int64_t ldc;
+	int rows;                 /* 0 (all mr), or the first rows stored (a product's last panel) */
 	const float *row_bias;    /* mr values, or NULL */
 	const float *col_bias;    /* nr values, or NULL */
 	bool load_c;
@@ -88,6 +89,7 @@ typedef struct k_conv_tile {
 	const int32_t *base;     /* NULL, or per tap floats added to x (which input a tap reads) */
 	int64_t p, h, w;
 	int cols;
+	int rows;      /* 0 (all MR), or the first rows stored: a group's last panel */
 	float *c;
 	int64_t ldc;
 	const float *row_bias;
@@ -119,6 +121,10 @@ typedef struct k_gemm_kernel {
 	k_isa isa;
 	int mr, nr;         /* the register tile */
 	int64_t kc;         /* depth of one packed block: an A panel of kc steps stays in L1 */
+	/* The depth of one block where nothing is packed per call (A read in
+	 * place or packed once, B packed once), when deeper than kc: each
+	 * tile then finishes in fewer passes; 0 for kc. */
+	int64_t kc_whole;
 	int64_t nc;         /* columns of one packed B block (kc x nc stays in L2) */
 	int64_t mc;         /* rows of one packed A block (bounds the scratch) */
 	void (*tile)(const k_tile *t);

@@ -1122,14 +1122,15 @@ Test(k_nn, perf_conv3x3_64x56x56)
  * (the fully connected product, in double), at every SIMD level, serially
  * and on threads, with relu and clip applied as the tiles store and another
  * activation after (the bound scaled by the unclamped results): shapes
- * around every tile size, and MobileNetV2's. */
+ * around every tile size, MobileNetV2's, and one deeper than a depth block
+ * of every level. */
 Test(k_nn, pointwise_nhwc_matches_reference)
 {
 	test_rng r = { 0x70717731u };
 	int64_t shapes[][3] = {
 		{ 1, 1, 1 },      { 7, 5, 3 },       { 49, 960, 160 }, { 49, 160, 960 }, { 196, 384, 64 },
 		{ 196, 64, 384 }, { 784, 192, 32 },  { 784, 32, 192 }, { 169, 512, 1000 }, { 50, 17, 65 },
-		{ 97, 300, 24 },  { 3136, 24, 144 }, { 15, 1, 33 },     { 2, 1000, 2 },
+		{ 97, 300, 24 },  { 3136, 24, 144 }, { 15, 1, 33 },     { 2, 1000, 2 },  { 61, 1300, 40 },
 	};
 	const k_post posts[] = {
 		{ .on = false },
