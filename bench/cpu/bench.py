@@ -34,8 +34,16 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import peer  # noqa: E402  (only its table and counting; no heavy imports)
 
 RTOL = 1e-3
-# The race (Bench.race): runs per turn, the first not counted.
-RACE_BURST = 3
+# The race (Bench.race): timed runs per turn, after untimed ones for
+# RACE_LEAD_MS. A core that has idled for tens of ms (the other engines'
+# turns, settle) runs slowly for its first few ms of work: on the Zen 3
+# guest of docs/performance.md the two-thread 1x1 row took 1.7, 1.0, 0.74,
+# 0.65 ms in its first four runs after 100 ms idle and 0.61 from the fifth
+# (about 4 ms in) on; with one untimed run a turn, every engine's
+# two-thread single convolution was measured half cold (1.3 ms against
+# 0.63 alone), while peak-fma's 5 ms runs were not.
+RACE_BURST = 2
+RACE_LEAD_MS = 10
 
 
 def cpu_seconds(pid):
@@ -390,13 +398,15 @@ class Bench:
     def race(self, row, st, threads, k):
         """Race k of one row at one thread count: every engine that can run
         it loaded in a fresh process of its own (load-strata --serve,
-        peer.py serve-*), then turns of RACE_BURST runs each, the engines'
-        order rotating, until each has --runs timed runs; the first run of
-        a burst, on caches another engine has just used, is not counted,
-        and after each burst the next engine waits until this one's idle
-        threads have stopped spinning (settle). Run by run, a busy spell of
-        this shared machine falls on every engine alike, where before each
-        engine ran all its runs in its own few seconds. Returns {engine:
+        peer.py serve-*), then turns of RACE_BURST timed runs each, the
+        engines' order rotating, until each has --runs timed runs; each
+        turn starts with untimed runs for RACE_LEAD_MS (at least one), so
+        that no timed run finds caches another engine has just used or a
+        core still waking from idle, and after each burst the next engine
+        waits until this one's idle threads have stopped spinning (settle).
+        Run by run, a busy spell of this shared machine falls on every
+        engine alike, where before each engine ran all its runs in its own
+        few seconds. Returns {engine:
         {median_ms, min_ms, max_ms} or {why}}."""
         cmds = {}
         if not (st["why"] or st.get("strata_why")):
@@ -442,7 +452,7 @@ class Bench:
         for e in list(procs):
             ready[e] = reply(e)
         times = {e: [] for e in procs}
-        turns = -(-self.args.runs // (RACE_BURST - 1))
+        turns = -(-self.args.runs // RACE_BURST)
         order = [e for e in ("strata", "onnxruntime", "pytorch", "peak") if e in procs]
         for turn in range(turns):
             shift = (turn + k) % max(len(order), 1)
@@ -450,12 +460,12 @@ class Bench:
                 if e not in procs:
                     continue
                 try:
-                    procs[e][0].stdin.write("%d\n" % RACE_BURST)
+                    procs[e][0].stdin.write("%d %d\n" % (RACE_BURST, RACE_LEAD_MS))
                 except OSError:
                     pass  # it died: reply reads its end and says why
                 r = reply(e)
                 if r is not None:
-                    times[e].extend(r["ms"][1:])
+                    times[e].extend(r["ms"])
                     settle(procs[e][0].pid)
         for e, (p, err) in procs.items():
             try:

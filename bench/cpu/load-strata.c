@@ -9,10 +9,11 @@
  *
  * With --serve it is Strata's side of bench.py's race instead: it loads
  * the model, runs it once and WARMUP more times, prints {"ready": true},
- * then for each line N read from stdin runs it N times and prints
- * {"ms": [...]}, the time of each run, until stdin ends; so that the
- * engines take turns run by run and a busy spell of the machine falls on
- * all of them alike.
+ * then for each line "N [LEAD_MS]" read from stdin runs it untimed until
+ * LEAD_MS milliseconds have passed (none without it), then N times, and
+ * prints {"ms": [...]}, the time of each timed run, until stdin ends; so
+ * that the engines take turns run by run and a busy spell of the machine
+ * falls on all of them alike.
  *   load-strata --serve MODEL WEIGHTS_DIR|--random-weights THREADS WARMUP */
 #include "config.h"
 
@@ -92,7 +93,15 @@ serve(st_plan *p, st_diag *d, int warmup)
 	fflush(stdout);
 	char line[64];
 	while (fgets(line, sizeof line, stdin) != NULL) {
-		int n = atoi(line);
+		char *rest;
+		int n = (int)strtol(line, &rest, 10);
+		double lead_ms = strtod(rest, NULL), lead0 = st_now();
+		while ((st_now() - lead0) * 1e3 < lead_ms) {
+			if (st_plan_run(p, d) != 0) {
+				st_diag_print(d, stderr);
+				return 3;
+			}
+		}
 		printf("{\"ms\": [");
 		for (int k = 0; k < n; k++) {
 			double t0 = st_now();

@@ -8,8 +8,9 @@
  * exactly --threads threads, with the widest instruction set the CPU has,
  * it calibrates runs of about --seconds (there 0.005), prints {"ready":
  * true, "gflop": G, "isa": NAME} (G: the work of one run), then for each
- * line N read from stdin makes N runs and prints {"ms": [...]}, the time
- * of each, until stdin ends. */
+ * line "N [LEAD_MS]" read from stdin makes untimed runs until LEAD_MS
+ * milliseconds have passed (none without it), then N runs, and prints
+ * {"ms": [...]}, the time of each of the N, until stdin ends. */
 #include "config.h"
 
 #include <math.h>
@@ -241,7 +242,11 @@ serve(int threads, double seconds)
 	fflush(stdout);
 	char line[64];
 	while (fgets(line, sizeof line, stdin) != NULL) {
-		int runs = atoi(line);
+		char *rest;
+		int runs = (int)strtol(line, &rest, 10);
+		double lead = strtod(rest, NULL) / 1e3, spent = 0;
+		while (spent < lead)
+			spent += gflop / measure(isa, threads, iterations);
 		printf("{\"ms\": [");
 		for (int r = 0; r < runs; r++)
 			printf("%s%.4f", r ? ", " : "", gflop / measure(isa, threads, iterations) * 1e3);

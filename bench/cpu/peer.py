@@ -15,7 +15,9 @@ first run, the median of RUNS runs after WARMUP untimed ones, and resident
 memory (see docs/performance.md for what each number is). The serve calls
 are the peers' side of bench.py's race (load-strata --serve is Strata's):
 they load the model, run it 1 + WARMUP times, print {"ready": true}, then
-for each line N on stdin run it N times and print {"ms": [...]}.
+for each line "N [LEAD_MS]" on stdin run it untimed until LEAD_MS
+milliseconds have passed (none without it), then N times, and print
+{"ms": [...]}, the times of the N.
 
 This file is also imported by bench.py for ROWS, so it imports nothing
 heavy at the top.
@@ -249,8 +251,15 @@ def serve(run, warmup):
     print(json.dumps({"ready": True}))
     sys.stdout.flush()
     for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        lead_s = float(words[1]) / 1e3 if len(words) > 1 else 0.0
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < lead_s:
+            run()
         times = []
-        for _ in range(int(line)):
+        for _ in range(int(words[0])):
             t0 = time.perf_counter()
             run()
             times.append((time.perf_counter() - t0) * 1e3)
