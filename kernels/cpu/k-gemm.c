@@ -367,7 +367,7 @@ k_fully_connected(int64_t n, int64_t k, int64_t m, const float *x, const float *
 /* ---- pointwise convolution, channels last ---- */
 
 /* Which tiles an NHWC pointwise product of positions x cout takes: of the
- * level's kernels (main, narrow, few rows, 24 columns), the one whose
+ * level's kernels (main, narrow, few rows, 24 columns, 5 rows), the one whose
  * tiles waste least, the main one unless another saves more than a
  * twentieth. */
 static const k_gemm_kernel *
@@ -378,8 +378,8 @@ pw_kernel(k_isa isa, int64_t positions, int64_t cout)
 		main_kr = &k_gemm_kernel_portable;
 	const k_gemm_kernel *best = main_kr;
 	double best_use = 0.0;
-	const k_gemm_kernel *all[4] = { main_kr, main_kr->narrow, main_kr->few_rows, main_kr->cols24 };
-	for (int i = 0; i < 4; i++) {
+	const k_gemm_kernel *all[5] = { main_kr, main_kr->narrow, main_kr->few_rows, main_kr->cols24, main_kr->rows5 };
+	for (int i = 0; i < 5; i++) {
 		const k_gemm_kernel *kr = all[i];
 		if (kr == NULL)
 			continue;
@@ -391,6 +391,17 @@ pw_kernel(k_isa isa, int64_t positions, int64_t cout)
 		}
 	}
 	return best;
+}
+
+/* The kernel to run weights packed by k_pointwise_nhwc_pack on: pw_kernel's
+ * choice for the product, as at packing (panels depend on nr alone, so a
+ * variant of the same width shares them), else the level's kernel of the
+ * header's width. */
+static const k_gemm_kernel *
+pw_packed_kernel(const fc_packed_head *h, int64_t positions, int64_t cout)
+{
+	const k_gemm_kernel *kr = pw_kernel((k_isa)h->isa, positions, cout);
+	return kr->nr == h->nr ? kr : k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr);
 }
 
 size_t
@@ -427,7 +438,7 @@ k_pointwise_nhwc(int64_t positions, int64_t cin, int64_t cout, const float *x, c
 	k_sgemm_op op = fc_op(positions, cin, cout, x, (const float *)(h + 1), bias, y);
 	op.clamp = k_post_clamp(post, &op.lo, &op.hi);
 	op.a_in_place = true;
-	k_sgemm_parallel(k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr), &op, scratch, slots, ctx);
+	k_sgemm_parallel(pw_packed_kernel(h, positions, cout), &op, scratch, slots, ctx);
 	if (post != NULL && post->on && !op.clamp)
 		k_activation(post->act, post->a, post->b, y, positions * cout);
 }
@@ -523,7 +534,7 @@ k_pointwise_nhwc_half(int64_t positions, int64_t cin, int64_t cout, const uint16
 		return;
 	const fc_packed_head *h = packed;
 	assert(h->magic == FC_MAGIC && h->k == cin && h->m == cout);
-	const k_gemm_kernel *kr = k_gemm_kernel_by_width((k_isa)h->isa, (int)h->nr);
+	const k_gemm_kernel *kr = pw_packed_kernel(h, positions, cout);
 	pw_half_args a = { .kr = kr, .positions = positions, .cin = cin, .cout = cout, .x = x,
 		           .b_packed = (const float *)(h + 1), .bias = bias, .y = y, .scratch = scratch,
 		           .post = post };

@@ -141,6 +141,11 @@ typedef struct k_gemm_kernel {
 	 * columns (MobileNetV2's 24-channel layers channels last), which a
 	 * 16-lane tile covers with a third empty; or NULL. */
 	const struct k_gemm_kernel *cols24;
+	/* A variant of 5 rows and the main tile's columns, for products whose
+	 * rows leave the main tile's last panel nearly empty (7 x 7 = 49
+	 * positions: 6-row tiles compute 54 rows, 5-row ones 50); or NULL. It
+	 * packs B as the main tile does. */
+	const struct k_gemm_kernel *rows5;
 } k_gemm_kernel;
 
 /* The kernel of one level, or NULL when this build lacks it. */
