@@ -1201,6 +1201,9 @@ direct_block(const gplan *p, const float *a_base, const float *x, const float *b
 	}
 	for (int64_t i = m0; i < m1; i += mr) {
 		t.rows = (int)k_min64(mr, m1 - i);
+		void (*tile)(const k_conv_tile *) = kr->conv_tile;
+		if (kr->conv_tile_tail != NULL && t.rows <= kr->conv_tail_rows)
+			tile = kr->conv_tile_tail;
 		t.a = a_base + (i - m0) / mr * p->depth * mr;
 		t.c = out + i * g->out_size + first;
 		t.ldc = g->out_size;
@@ -1209,7 +1212,7 @@ direct_block(const gplan *p, const float *a_base, const float *x, const float *b
 		for (int64_t q = 0; q < positions; q += nr) {
 			t.p = first + q;
 			t.cols = (int)k_min64(nr, positions - q);
-			kr->conv_tile(&t);
+			tile(&t);
 			t.c += nr;
 		}
 	}

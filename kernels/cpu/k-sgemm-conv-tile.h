@@ -26,6 +26,11 @@
  */
 
 #define NR (NV * VLEN)
+/* Floats of packed filters per input channel step: MR, or the main tile's
+ * rows for a tail tile that reads the main tile's panels (CONV_A_STEP). */
+#ifndef CONV_A_STEP
+#define CONV_A_STEP MR
+#endif
 
 /* One input channel of one tap: NV vectors of the input against MR
  * filters (a), into the sums; masked, or (every lane inside) not. */
@@ -71,7 +76,7 @@ CONV_TILE_FN(const k_conv_tile *t)
 			none = none && M_NONE(m[j]);
 		}
 		if (none) {
-			a += t->channels * MR;
+			a += t->channels * CONV_A_STEP;
 			continue;
 		}
 		/* The address of the tile's first lane, shifted; lanes outside the
@@ -93,22 +98,22 @@ CONV_TILE_FN(const k_conv_tile *t)
 		_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
 			full = full && M_ALL(m[j]);
 		if (ahead && full) {
-			for (int64_t c = 0; c < channels; c++, a += MR, b += step) {
+			for (int64_t c = 0; c < channels; c++, a += CONV_A_STEP, b += step) {
 				_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
 					__builtin_prefetch((const float *)(b + ahead) + j * VLEN);
 				CONV_TILE_STEP(false);
 			}
 		} else if (ahead) {
-			for (int64_t c = 0; c < channels; c++, a += MR, b += step) {
+			for (int64_t c = 0; c < channels; c++, a += CONV_A_STEP, b += step) {
 				_Pragma("GCC unroll 8") for (int j = 0; j < NV; j++)
 					__builtin_prefetch((const float *)(b + ahead) + j * VLEN);
 				CONV_TILE_STEP(true);
 			}
 		} else if (full) {
-			for (int64_t c = 0; c < channels; c++, a += MR, b += step)
+			for (int64_t c = 0; c < channels; c++, a += CONV_A_STEP, b += step)
 				CONV_TILE_STEP(false);
 		} else {
-			for (int64_t c = 0; c < channels; c++, a += MR, b += step)
+			for (int64_t c = 0; c < channels; c++, a += CONV_A_STEP, b += step)
 				CONV_TILE_STEP(true);
 		}
 	}
@@ -147,3 +152,4 @@ CONV_TILE_FN(const k_conv_tile *t)
 
 #undef NR
 #undef CONV_TILE_STEP
+#undef CONV_A_STEP

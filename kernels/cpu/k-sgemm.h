@@ -130,6 +130,11 @@ typedef struct k_gemm_kernel {
 	void (*tile)(const k_tile *t);
 	/* The direct convolution tile, where the level has masked loads, or NULL. */
 	void (*conv_tile)(const k_conv_tile *t);
+	/* A direct convolution tile for a last panel of at most conv_tail_rows
+	 * filters, reading conv_tile's panels (mr filters a step) and computing
+	 * only its own rows; or NULL. */
+	void (*conv_tile_tail)(const k_conv_tile *t);
+	int conv_tail_rows;
 	/* A variant with fewer columns (and more rows) for products with few
 	 * columns, or NULL. */
 	const struct k_gemm_kernel *narrow;
