@@ -27,6 +27,19 @@
  * (130-270 ms against 55-135 ms, interleaved runs), slower than on 1 thread.
  */
 #define SPIN_ROUNDS 2000
+/*
+ * A worker spins longer, up to WORKER_SPIN_ROUNDS pauses (some 1.1 ms on a
+ * Zen 3, where a pause takes 28 ns), yielding its processor every
+ * SPIN_ROUNDS of them, before it sleeps. On the 2-vCPU test guest a worker
+ * that slept between the jobs of one run (a Winograd layer hands out three)
+ * was woken late whenever its vCPU had halted: the 3 x 3 row on two threads
+ * took 1.13-1.60 ms (median of 4 races 1.33) in bench/cpu's race against
+ * 0.93-1.23 (1.02) with the longer spin, and ONNX Runtime, whose threads
+ * spin for tens of ms, 1.4-1.6 in both. With another process busy on one
+ * core, SqueezeNet on two threads took the same either way (12.6-13.2 ms):
+ * the yields hand the core over while the worker waits.
+ */
+#define WORKER_SPIN_ROUNDS 40000
 
 struct st_pool {
 	int n;                      /* threads, the caller included */
@@ -74,7 +87,9 @@ worker_main(void *p)
 		int spins = 0;
 		while (atomic_load_explicit(&pool->generation, memory_order_acquire) == seen &&
 		       !atomic_load(&pool->stop)) {
-			if (++spins < SPIN_ROUNDS) {
+			if (++spins < WORKER_SPIN_ROUNDS) {
+				if (spins % SPIN_ROUNDS == 0)
+					sched_yield();
 #if defined(__x86_64__) || defined(__i386__)
 				__builtin_ia32_pause();
 #endif
