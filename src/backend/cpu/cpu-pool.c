@@ -31,8 +31,9 @@
  * A worker spins longer, up to WORKER_SPIN_ROUNDS pauses (some 1.1 ms on a
  * Zen 3, where a pause takes 28 ns), yielding its processor every
  * SPIN_ROUNDS of them, before it sleeps. On the 2-vCPU test guest a worker
- * that slept between the jobs of one run (a Winograd layer hands out three)
- * was woken late whenever its vCPU had halted: the 3 x 3 row on two threads
+ * that slept between two jobs (done with its chunk more than 57 us before
+ * the caller with its own, or between runs) was woken late whenever its
+ * vCPU had halted, or beside the caller: the 3 x 3 row on two threads
  * took 1.13-1.60 ms (median of 4 races 1.33) in bench/cpu's race against
  * 0.93-1.23 (1.02) with the longer spin, and ONNX Runtime, whose threads
  * spin for tens of ms, 1.4-1.6 in both. With another process busy on one
