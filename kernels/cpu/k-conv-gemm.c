@@ -52,11 +52,11 @@ enum { SRC_DIRECT, SRC_PHASED, SRC_POINTWISE, SRC_SHIFTED, SRC_IM2COL };
  * filters in turn: half of the 1 MiB L2 of a Zen 4 core, the rest for the
  * filters. */
 #define B_TARGET_BYTES (512 * 1024)
-/* The most filters a direct block sweeps each tile of positions with
- * (direct_block): three quarters of a 512 KiB L2. */
+/* Tiles of positions outside and panels of filters inside (direct_block,
+ * gemm_tasks) where a block's filters take at most three quarters of a
+ * 512 KiB L2 and a tile's input at most three quarters of a 32 KiB L1
+ * (AVX-512's 48-column tiles on 256 channels would fill it). */
 #define COLUMNS_OUTER_FILTER_BYTES (384 * 1024)
-/* The most a tile's B may take for the GEMM sources to sweep it so
- * (gemm_tasks): three quarters of a 32 KiB L1. */
 #define COLUMNS_OUTER_B_BYTES (24 * 1024)
 
 /* The header of packed filters: which kernel packed them, and for what. */
@@ -1208,13 +1208,17 @@ direct_block(const gplan *p, const float *a_base, const float *x, const float *b
 	t.ldc = g->out_size;
 	t.clamp = ga->clamp, t.lo = ga->lo, t.hi = ga->hi;
 	/* Tile columns outside and panels of filters inside where the filters
-	 * of the range stay in L2: a tile's input (its nr positions of every
-	 * channel and tap) then comes from memory once and stays in L1 while
-	 * each panel sweeps it, where panels outside streamed it from L2 once
-	 * a panel. On a Zen 3, one thread, alternating run by run: 256 -> 64
-	 * at 56 x 56 1.28 -> 1.21 ms, 256 -> 32 at 27 x 27 0.163 -> 0.152,
-	 * 64 -> 128 3 x 3 / 2 at 56 x 56 1.68 -> 1.60, ResNet-18 30.1 -> 29.3. */
-	bool columns_outer = (m1 - m0) * p->depth * (int64_t)sizeof(float) <= COLUMNS_OUTER_FILTER_BYTES;
+	 * of the range stay in L2 and a tile's input (its nr positions of
+	 * every channel, over the rows its taps reach) in L1: that input then
+	 * comes from memory once and stays in L1 while each panel sweeps it,
+	 * where panels outside streamed it from L2 once a panel. On a Zen 3,
+	 * one thread, alternating run by run: 256 -> 64 at 56 x 56 1.28 ->
+	 * 1.21 ms, 256 -> 32 at 27 x 27 0.163 -> 0.152, 64 -> 128 3 x 3 / 2 at
+	 * 56 x 56 1.68 -> 1.60, ResNet-18 30.1 -> 29.3 (its 256 -> 512 3 x 3 /
+	 * 2, whose input tiles the L1 bound leaves panels outside, took the
+	 * same either way). */
+	bool columns_outer = (m1 - m0) * p->depth * (int64_t)sizeof(float) <= COLUMNS_OUTER_FILTER_BYTES &&
+	                     g->in_per_group * g->kernel[1] * nr * (int64_t)sizeof(float) <= COLUMNS_OUTER_B_BYTES;
 	int64_t outer = columns_outer ? positions : m1 - m0, step_outer = columns_outer ? nr : mr;
 	int64_t inner = columns_outer ? m1 - m0 : positions, step_inner = columns_outer ? mr : nr;
 	for (int64_t u = 0; u < outer; u += step_outer) {
