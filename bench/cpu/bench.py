@@ -406,8 +406,8 @@ class Bench:
         waits until this one's idle threads have stopped spinning (settle).
         Run by run, a busy spell of this shared machine falls on every
         engine alike, where before each engine ran all its runs in its own
-        few seconds. Returns {engine:
-        {median_ms, min_ms, max_ms} or {why}}."""
+        few seconds. Returns {engine: {median_ms, min_ms, max_ms} or
+        {why}}."""
         cmds = {}
         if not (st["why"] or st.get("strata_why")):
             weights = st["weights"][1] if st["weights"][0] == "--weights" else "--random-weights"

@@ -52,10 +52,10 @@ enum { SRC_DIRECT, SRC_PHASED, SRC_POINTWISE, SRC_SHIFTED, SRC_IM2COL };
  * filters in turn: half of the 1 MiB L2 of a Zen 4 core, the rest for the
  * filters. */
 #define B_TARGET_BYTES (512 * 1024)
-/* Tiles of positions outside and panels of filters inside (direct_block,
- * gemm_tasks) where a block's filters take at most three quarters of a
- * 512 KiB L2 and a tile's input at most three quarters of a 32 KiB L1
- * (AVX-512's 48-column tiles on 256 channels would fill it). */
+/* Tiles of positions outside and panels of filters inside (columns_outer)
+ * where a block's filters take at most three quarters of a 512 KiB L2 and
+ * a tile's input at most three quarters of a 32 KiB L1 (AVX-512's
+ * 48-column tiles on 256 channels would fill it). */
 #define COLUMNS_OUTER_FILTER_BYTES (384 * 1024)
 #define COLUMNS_OUTER_B_BYTES (24 * 1024)
 
@@ -1178,6 +1178,26 @@ typedef struct gargs {
 } gargs;
 
 /*
+ * Whether a block runs tile columns outside and panels of filters inside:
+ * where its filters (filter_floats) stay in L2 and a tile's input
+ * (tile_floats: its nr positions of every channel, over the rows its taps
+ * reach) in L1, that input then comes from memory once and stays in L1
+ * while each panel sweeps it, where panels outside streamed it from L2
+ * once a panel. On a Zen 3, one thread, alternating run by run: 256 -> 64
+ * at 56 x 56 1.28 -> 1.21 ms, 256 -> 32 at 27 x 27 0.163 -> 0.152, 64 ->
+ * 128 3 x 3 / 2 at 56 x 56 1.68 -> 1.60, ResNet-18 30.1 -> 29.3 (its 256
+ * -> 512 3 x 3 / 2, which the L1 bound leaves panels outside, took the
+ * same either way); through the GEMM sources SqueezeNet's 16 -> 64 at
+ * 55 x 55 0.129 -> 0.126, 32 -> 128 at 27 x 27 0.098 -> 0.094.
+ */
+static bool
+columns_outer(int64_t filter_floats, int64_t tile_floats)
+{
+	return filter_floats * (int64_t)sizeof(float) <= COLUMNS_OUTER_FILTER_BYTES &&
+	       tile_floats * (int64_t)sizeof(float) <= COLUMNS_OUTER_B_BYTES;
+}
+
+/*
  * The direct and phased sources: output positions [first, first +
  * positions) of one plane for filters [m0, m1) (packed from a_base). The
  * direct source reads the input x in place; the phased one the phases in
@@ -1207,23 +1227,12 @@ direct_block(const gplan *p, const float *a_base, const float *x, const float *b
 	}
 	t.ldc = g->out_size;
 	t.clamp = ga->clamp, t.lo = ga->lo, t.hi = ga->hi;
-	/* Tile columns outside and panels of filters inside where the filters
-	 * of the range stay in L2 and a tile's input (its nr positions of
-	 * every channel, over the rows its taps reach) in L1: that input then
-	 * comes from memory once and stays in L1 while each panel sweeps it,
-	 * where panels outside streamed it from L2 once a panel. On a Zen 3,
-	 * one thread, alternating run by run: 256 -> 64 at 56 x 56 1.28 ->
-	 * 1.21 ms, 256 -> 32 at 27 x 27 0.163 -> 0.152, 64 -> 128 3 x 3 / 2 at
-	 * 56 x 56 1.68 -> 1.60, ResNet-18 30.1 -> 29.3 (its 256 -> 512 3 x 3 /
-	 * 2, whose input tiles the L1 bound leaves panels outside, took the
-	 * same either way). */
-	bool columns_outer = (m1 - m0) * p->depth * (int64_t)sizeof(float) <= COLUMNS_OUTER_FILTER_BYTES &&
-	                     g->in_per_group * g->kernel[1] * nr * (int64_t)sizeof(float) <= COLUMNS_OUTER_B_BYTES;
-	int64_t outer = columns_outer ? positions : m1 - m0, step_outer = columns_outer ? nr : mr;
-	int64_t inner = columns_outer ? m1 - m0 : positions, step_inner = columns_outer ? mr : nr;
+	bool by_columns = columns_outer((m1 - m0) * p->depth, g->in_per_group * g->kernel[1] * nr);
+	int64_t outer = by_columns ? positions : m1 - m0, step_outer = by_columns ? nr : mr;
+	int64_t inner = by_columns ? m1 - m0 : positions, step_inner = by_columns ? mr : nr;
 	for (int64_t u = 0; u < outer; u += step_outer) {
 		for (int64_t v = 0; v < inner; v += step_inner) {
-			int64_t i = m0 + (columns_outer ? v : u), q = columns_outer ? u : v;
+			int64_t i = m0 + (by_columns ? v : u), q = by_columns ? u : v;
 			t.rows = (int)k_min64(mr, m1 - i);
 			t.a = a_base + (i - m0) / mr * p->depth * mr;
 			t.c = out + i * g->out_size + first + q;
@@ -1323,17 +1332,12 @@ gemm_tasks(const gargs *a, int64_t t0, int64_t t1, float *slot)
 		}
 		have_b = field;
 		bool dense = p->source != SRC_SHIFTED || p->wp == g->out[2];
-		/* Tile columns outside where the filters stay in L2 and a tile's
-		 * B in L1, as in direct_block: SqueezeNet's 16 -> 64 at 55 x 55
-		 * 0.129 -> 0.126 ms, 32 -> 128 at 27 x 27 0.098 -> 0.094 (Zen 3,
-		 * one thread, alternating run by run). */
-		bool columns_outer = (m1 - m0) * depth * (int64_t)sizeof(float) <= COLUMNS_OUTER_FILTER_BYTES &&
-		                     depth * nr * (int64_t)sizeof(float) <= COLUMNS_OUTER_B_BYTES;
-		int64_t outer = columns_outer ? positions : m1 - m0, step_outer = columns_outer ? nr : mr;
-		int64_t inner = columns_outer ? m1 - m0 : positions, step_inner = columns_outer ? mr : nr;
+		bool by_columns = columns_outer((m1 - m0) * depth, depth * nr);
+		int64_t outer = by_columns ? positions : m1 - m0, step_outer = by_columns ? nr : mr;
+		int64_t inner = by_columns ? m1 - m0 : positions, step_inner = by_columns ? mr : nr;
 		for (int64_t u = 0; u < outer; u += step_outer) {
 			for (int64_t v = 0; v < inner; v += step_inner) {
-				int64_t i = m0 + (columns_outer ? v : u), q = columns_outer ? u : v;
+				int64_t i = m0 + (by_columns ? v : u), q = by_columns ? u : v;
 				int rows = (int)k_min64(mr, m1 - i), cols = (int)k_min64(nr, positions - q);
 				const float *row_bias = bias ? bias + i : NULL;
 				k_tile tile = { .depth = depth, .a = a_base + (i - m0) / mr * depth * mr, .b = b_base + q,
