@@ -541,10 +541,13 @@ wino_tasks(const wargs *a, int64_t t0, int64_t t1, float *slot)
 			have = field;
 		}
 		int64_t m0 = mb * p->mblock, m1 = k_min64(m0 + p->mblock, g->out_channels);
+		/* One tile for the block, changed member by member (a compound
+		 * literal per panel is a rep stos of its 112 bytes). */
+		k_tile tile = { .depth = cin, .ldc = tr };
 		for (int f = 0; f < p->a2; f++) {
 			const float *u = a->u + f * a->freq_floats;
 			for (int64_t q = 0; q < panels; q++) {
-				k_tile tile = { .depth = cin, .b = v + f * cin * tr + q * cin * nr, .ldc = tr };
+				tile.b = v + f * cin * tr + q * cin * nr;
 				for (int64_t i = m0; i < m1; i += mr) {
 					tile.a = u + (i / mr) * cin * mr;
 					tile.c = prod + f * p->mrows * tr + (i - m0) * tr + q * nr;

@@ -1143,16 +1143,19 @@ Test(k_tensor, convert_between_dtypes)
 }
 
 /* Random shapes, then shapes whose channels and planes hold whole 8 x 8
- * blocks and strips beside them (the AVX2 transposes), at every level. */
+ * blocks and strips beside them (the AVX2 transposes), and images of two
+ * to four channels (transpose_few), at every level. */
 Test(k_tensor, layouts_round_trip)
 {
 	static const int64_t fixed[][4] = { { 1, 32, 112, 112 }, { 2, 24, 7, 8 }, { 1, 37, 9, 7 }, { 1, 8, 1, 8 },
-		                            { 1, 16, 4, 4 },     { 3, 9, 3, 3 } };
+		                            { 1, 16, 4, 4 },     { 3, 9, 3, 3 },  { 2, 3, 17, 19 }, { 1, 4, 5, 33 },
+		                            { 1, 2, 9, 9 } };
+	const int n_fixed = (int)(sizeof fixed / sizeof fixed[0]);
 	k_isa have[K_ISA_COUNT];
 	int count = test_isa_levels(have);
 	for (int lv = 0; lv < count; lv++) {
 		cr_assert_eq(k_cpu_isa_force(have[lv]), 0);
-		for (int rank = 3; rank <= 6 + 6; rank++) {
+		for (int rank = 3; rank <= 6 + n_fixed; rank++) {
 			for (size_t e = 0; e < sizeof elem_sizes / sizeof elem_sizes[0]; e++) {
 				size_t elem = elem_sizes[e];
 				st_shape s = { .rank = rank <= 6 ? rank : 4 };
