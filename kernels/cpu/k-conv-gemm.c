@@ -376,6 +376,22 @@ static double product_use(const k_gemm_kernel *kr, int64_t m, int64_t n);
 #define DEEP_SWAP_DEPTH 256
 #define DEEP_SWAP_OUT 256
 
+/*
+ * On AVX2 a stride-1 1x1 layer swaps only with at least SWAP_1X1_DEPTH
+ * input and SWAP_1X1_OUT output channels: the swapped product pays for
+ * packing the image and transposing each tile into place, which the
+ * filters streamed once repay only when they are deep and many.
+ * bench-gemm --small on a Zen 3, columns against swapped, one thread / two:
+ * SqueezeNet's 13 x 13 layers 48 -> 192 0.044 against 0.057 / 0.024 against
+ * 0.032 ms, 64 -> 256 0.074 / 0.089, 384 -> 48 0.072 / 0.084, 384 -> 64
+ * 0.097 / 0.107, 512 -> 64 0.134 / 0.144; 128 -> 128 and 96 -> 256 at
+ * 14 x 14 0.90 and 0.75 times; while 160 -> 960 at 7 x 7 swapped ran 1.13
+ * times faster, 960 -> 160 1.27, 1024 -> 256 at 14 x 14 1.21, 512 -> 1000
+ * at 13 x 13 1.07 (issue 10, session 15).
+ */
+#define SWAP_1X1_DEPTH 160
+#define SWAP_1X1_OUT 128
+
 /* Chosen on a small enough image when the swapped product's tiles are at
  * least nine tenths work: 960 -> 160 at 7 x 7 on AVX-512 (160 channels in
  * 64-wide tiles, 83 %) ran no faster on one thread and slower on two. */
@@ -388,6 +404,9 @@ swap_chosen(const k_geometry *g)
 		return true;
 	k_isa isa = k_cpu_isa();
 	const k_gemm_kernel *kr = swap_kernel(g, isa);
+	bool pointwise = g->kernel_size == 1 && g->stride[1] == 1 && g->stride[2] == 1;
+	if (isa == K_ISA_AVX2 && pointwise && (g->in_per_group < SWAP_1X1_DEPTH || g->out_per_group < SWAP_1X1_OUT))
+		return false;
 	bool small = g->out_size <= swap_limit(isa) && g->out_per_group >= 16;
 	bool deep = isa == K_ISA_AVX512 && g->out_size <= DEEP_SWAP_POSITIONS &&
 	            g->in_per_group * g->kernel_size >= DEEP_SWAP_DEPTH && g->out_per_group >= DEEP_SWAP_OUT;

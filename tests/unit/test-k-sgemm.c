@@ -366,8 +366,10 @@ Test(k_sgemm, swapped_conv_random_match_reference)
 }
 
 /* Which convolutions the default swaps (k_conv_gemm_swaps): small images
- * wherever the tiles fill; on AVX2 up to 14 x 14; on AVX-512 deep products
- * with many output channels up to 14 x 14, never thin or narrow ones. */
+ * wherever the tiles fill; on AVX2 up to 14 x 14, but stride-1 1x1 layers
+ * only with at least 160 input and 128 output channels; on AVX-512 deep
+ * products with many output channels up to 14 x 14, never thin or narrow
+ * ones. */
 Test(k_sgemm, swap_chosen_for_small_and_deep_products)
 {
 	struct {
@@ -378,8 +380,14 @@ Test(k_sgemm, swap_chosen_for_small_and_deep_products)
 		{ square_window(512, 1000, 13, 1, 1, 0), { [K_ISA_AVX2] = true, [K_ISA_AVX512] = true } },
 		{ square_window(1024, 256, 14, 1, 1, 0), { [K_ISA_AVX2] = true, [K_ISA_AVX512] = true } },
 		{ square_window(32, 256, 14, 3, 1, 1), { [K_ISA_AVX2] = true, [K_ISA_AVX512] = true } },
-		{ square_window(64, 256, 13, 1, 1, 0), { [K_ISA_AVX2] = true } },  /* thin */
-		{ square_window(512, 64, 13, 1, 1, 0), { [K_ISA_AVX2] = true } },  /* 64 outputs */
+		{ square_window(64, 256, 13, 1, 1, 0), { false } },                /* thin */
+		{ square_window(512, 64, 13, 1, 1, 0), { false } },                /* 64 outputs */
+		{ square_window(160, 960, 7, 1, 1, 0),
+		  { [K_ISA_PORTABLE] = true, [K_ISA_AVX2] = true, [K_ISA_AVX512] = true } },
+		{ square_window(128, 128, 14, 1, 1, 0), { false } },
+		{ square_window(64, 256, 13, 3, 1, 1), { [K_ISA_AVX2] = true, [K_ISA_AVX512] = true } }, /* deep 3x3 */
+		{ square_window(256, 512, 14, 1, 2, 0), /* 1x1 stride 2 */
+		  { [K_ISA_PORTABLE] = true, [K_ISA_AVX2] = true, [K_ISA_AVX512] = true } },
 		{ square_window(512, 512, 28, 1, 1, 0), { false } },               /* too many positions */
 	};
 	k_isa have[K_ISA_COUNT];
