@@ -1,4 +1,3 @@
-#include <stdio.h>
 /*
  * Convolutions as products on Strata's own SGEMM (k-sgemm.h). On small
  * images (a 7 x 7 output) the roles are swapped: the output positions are
@@ -1452,7 +1451,6 @@ k_conv_gemm(const k_geometry *g, const float *x, const float *weights, const voi
 		a.clamp = k_post_clamp(post, &a.lo, &a.hi);
 	a.post = posted && !a.clamp ? post : NULL;
 	a.chunks = k_min64(p.tasks, threads);
-	if (getenv("XDBG")) fprintf(stderr, "gplan src %d depth %ld units %ld blocks %ld block %ld mblock %ld mblocks %ld tasks %ld mr %d nr %d\n", p.source, (long)p.depth, (long)p.units, (long)p.blocks, (long)p.block, (long)p.mblock, (long)p.mblocks, (long)p.tasks, (int)kr->mr, (int)kr->nr);
 	k_parallel_for(ctx, a.chunks, 1, gemm_chunks, &a);
 	return posted;
 }
