@@ -7,6 +7,7 @@
  *   PB_LOAD_PART(p, n, fill)  a vector of p[0 .. n) then fill, for
  *                  0 < n < PB_LANES, reading nothing past p[n - 1]
  *   PB_STORE_PART(p, v, n)  stores lanes [0, n) of v at p, 0 < n < PB_LANES
+ *   PB_SHUFFLE_EVENS(a, b)  (optional, 8 lanes) lanes 0, 2, .. of a then b
  * and, before the first inclusion, the argument structures the loops read
  * (pool_fast_args, global_args), taps() and PB_ROW_MAX. */
 
@@ -16,7 +17,9 @@
 
 typedef float PB_VEC __attribute__((vector_size(PB_LANES * sizeof(float))));
 
-#if PB_LANES == 8
+#if PB_LANES == 8 && defined(PB_SHUFFLE_EVENS)
+#define PB_EVENS(a, b) PB_SHUFFLE_EVENS(a, b)
+#elif PB_LANES == 8
 #define PB_EVENS(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6, 8, 10, 12, 14)
 #elif PB_LANES == 4
 #define PB_EVENS(a, b) __builtin_shufflevector(a, b, 0, 2, 4, 6)

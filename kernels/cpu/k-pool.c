@@ -322,6 +322,13 @@ pool_load_part_avx2(const float *p, int64_t n, float fill)
 #define PB_MAX(x, m) ((vec_avx2)_mm256_max_ps((__m256)(x), (__m256)(m)))
 #define PB_LOAD_PART(p, n, fill) ((vec_avx2)pool_load_part_avx2((p), (n), (fill)))
 #define PB_STORE_PART(p, v, n) k_store_part_avx2((p), (__m256)(v), (n))
+/* Lanes 0, 2, .. 14 of a then b as vshufps and vpermpd: two shuffles where
+ * the generic shuffle became two vpermd and a blend. A 3x3 stride-2 max
+ * pool of 128 x 55 x 55 (SqueezeNet's) 0.098 -> 0.072 ms on one thread,
+ * Zen 3, alternated ABBA (issue 10, session 15). */
+#define PB_SHUFFLE_EVENS(a, b)                                                                              \
+	((vec_avx2)_mm256_castpd_ps(_mm256_permute4x64_pd(                                                 \
+		_mm256_castps_pd(_mm256_shuffle_ps((__m256)(a), (__m256)(b), _MM_SHUFFLE(2, 0, 2, 0))), 0xD8)))
 #include "k-pool-body.h"
 #undef PB_SUFFIX
 #undef PB_TARGET
@@ -329,6 +336,7 @@ pool_load_part_avx2(const float *p, int64_t n, float fill)
 #undef PB_MAX
 #undef PB_LOAD_PART
 #undef PB_STORE_PART
+#undef PB_SHUFFLE_EVENS
 #endif
 
 typedef float pb_v4 __attribute__((vector_size(16)));
