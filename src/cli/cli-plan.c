@@ -190,11 +190,6 @@ cli_plan_prepare_model(const cli_args *a, const char *cmd, const char *path, boo
 		rc = EXIT_PROBLEM;
 		goto out;
 	}
-	if (strcmp(backend, "cuda") == 0) {
-		fprintf(stderr, "strata %s: the CUDA backend is not part of this build yet; use --backend cpu\n", cmd);
-		rc = EXIT_RUNTIME;
-		goto out;
-	}
 	st_diag d;
 	st_diag_init(&d);
 	st_plan_options opt = { .format = format, .threads = (int)threads, .backend = backend, .cancel = cancel,

@@ -134,6 +134,7 @@ int cli_cmd_check(const cli_args *a);
 int cli_cmd_info(const cli_args *a);
 int cli_cmd_layers(const cli_args *a);
 int cli_cmd_plugins(const cli_args *a);
+int cli_cmd_devices(const cli_args *a);
 int cli_cmd_new(const cli_args *a);
 int cli_cmd_run(const cli_args *a);
 int cli_cmd_inspect(const cli_args *a);

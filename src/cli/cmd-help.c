@@ -133,6 +133,9 @@ print_man(FILE *out)
 	fprintf(out, ".SH ENVIRONMENT\n.TP\n.B STRATA_PLUGIN_PATH\n");
 	roff(out, "Colon-separated folders searched for plugins before ~/.local/lib/strata/plugins and "
 	          "the installed plugin folder.\n");
+	fprintf(out, ".TP\n.B STRATA_BACKEND_PATH\n");
+	roff(out, "Colon-separated folders searched for backend modules (strata-cuda.so) before the "
+	          "installed backend folder; strata devices shows what was found.\n");
 	fprintf(out, ".TP\n.B STRATA_ISA\n");
 	roff(out, "The SIMD level of the CPU kernels: avx512, avx2 or portable. By default the best "
 	          "the CPU has; a level it lacks is refused with a note and the best used instead. "

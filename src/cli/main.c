@@ -192,6 +192,12 @@ const cli_command cli_commands[] = {
 	  "Lists every plugin found on the search path with its version, author and what it "
 	  "provides, and every plugin or layer type that was refused, with the reason.",
 	  json_only, 0, 0, CLI_COMPLETE_NONE, cli_cmd_plugins },
+	{ "devices", "", "list where plans can run: the CPU and GPU backends",
+	  "Lists the CPU, and each GPU backend with its devices, or why it cannot run here: no "
+	  "module in this build, a library missing, no driver, a driver too old, no device, or "
+	  "a device this build has no code for. Also what the backend module was built with and "
+	  "the library versions found.",
+	  json_only, 0, 0, CLI_COMPLETE_NONE, cli_cmd_devices },
 	{ "run", "MODEL", "run inference on the CPU",
 	  "Compiles MODEL into a plan, binds its weights (a folder of layerName_weightType.npy files, "
 	  "or random ones), feeds its inputs from .npy or image files, runs it and prints the timing "

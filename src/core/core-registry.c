@@ -971,9 +971,8 @@ program_dir(void)
 	return st_xstrdup(buf);
 }
 
-/* True when this program is the one built in the build tree (not installed). */
-static bool
-running_from_build_tree(void)
+bool
+st_running_from_build_tree(void)
 {
 	char *dir = program_dir();
 	if (dir == NULL)
@@ -1026,7 +1025,7 @@ st_registry_search_path(void)
 	const char *home = getenv("HOME");
 	if (home != NULL && *home)
 		st_buf_printf(&path, "%s%s/.local/lib/strata/plugins", path.len ? ":" : "", home);
-	if (running_from_build_tree())
+	if (st_running_from_build_tree())
 		add_build_tree_dirs(&path);
 	else
 		st_buf_printf(&path, "%s%s", path.len ? ":" : "", ST_PLUGIN_DIR);

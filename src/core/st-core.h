@@ -440,6 +440,9 @@ void st_plugin_leave(const st_plugin *previous);
 void st_registry_load_default(st_registry *r);
 /* The search path as a newly allocated, colon-separated string; caller frees. */
 char *st_registry_search_path(void);
+/* True when this program is the one built in the build tree (not installed):
+ * it then finds plugins and backend modules there. */
+bool st_running_from_build_tree(void);
 
 /* Finds a layer type by name or alias; NULL when none. */
 const st_layer_type *st_registry_find_layer(const st_registry *r, const char *name);

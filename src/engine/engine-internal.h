@@ -129,6 +129,7 @@ struct st_plan {
 
 	void *arena;
 	size_t arena_bytes, arena_capacity, live_bound;
+	size_t align;            /* of every tensor (not a concatenation's part) and the arena */
 	void *scratch;
 	size_t scratch_bytes, scratch_capacity;
 
@@ -136,6 +137,8 @@ struct st_plan {
 	st_exec_ctx ctx;
 	bool weights_bound;
 	uint64_t weights_generation; /* counts binds: st_exec_layer.weights_generation */
+	uint64_t build_generation;   /* counts plan_build: shapes, steps and places changed */
+	uint64_t runtime_generation; /* counts changes of runtime options */
 	bool inputs_set;
 	bool ran;                /* a run finished since the plan was last built */
 	/* Profiling (engine-profile.c): seconds of each step of the last run. */

@@ -8,13 +8,16 @@
 #include <string.h>
 
 #include "engine-internal.h"
+#include "st-backend.h"
 
+/* Alignment of tensors in the arena unless the options ask for more. */
 #define ALIGN 64
 
+/* n rounded up to the plan's tensor alignment (a power of two). */
 static size_t
-align_up(size_t n)
+align_up(const st_plan *p, size_t n)
 {
-	return (n + ALIGN - 1) / ALIGN * ALIGN;
+	return (n + p->align - 1) & ~(p->align - 1);
 }
 
 bool
@@ -400,7 +403,7 @@ plan_memory(st_plan *p)
 			t->first = 0, t->last = p->n_steps;
 		if (t->first < 0)
 			t->first = t->last = 0; /* never touched: keep a place anyway */
-		size_t offset = 0, size = align_up(t->bytes ? t->bytes : 1);
+		size_t offset = 0, size = align_up(p, t->bytes ? t->bytes : 1);
 		/* Try the gaps between overlapping neighbours, in order of offset. */
 		bool moved = true;
 		while (moved) {
@@ -409,7 +412,7 @@ plan_memory(st_plan *p)
 				const plan_tensor *o = &p->tensors[placed[i]];
 				if (o->last < t->first || o->first > t->last)
 					continue;
-				size_t o_size = align_up(o->bytes ? o->bytes : 1);
+				size_t o_size = align_up(p, o->bytes ? o->bytes : 1);
 				if (offset < o->offset + o_size && o->offset < offset + size) {
 					offset = o->offset + o_size;
 					moved = true;
@@ -433,7 +436,7 @@ plan_memory(st_plan *p)
 		size_t live = 0;
 		for (int i = 0; i < n; i++) {
 			if (p->tensors[i].parent < 0 && p->tensors[i].first <= s && p->tensors[i].last >= s)
-				live += align_up(p->tensors[i].bytes ? p->tensors[i].bytes : 1);
+				live += align_up(p, p->tensors[i].bytes ? p->tensors[i].bytes : 1);
 		}
 		if (live > bound)
 			bound = live;
@@ -490,7 +493,7 @@ prepare_all(st_plan *p, st_diag *d)
 		if (bytes > 0 && (size_t)bytes > scratch)
 			scratch = (size_t)bytes;
 	}
-	p->scratch_bytes = align_up(scratch);
+	p->scratch_bytes = align_up(p, scratch);
 	return 0;
 }
 
@@ -501,7 +504,7 @@ place_tensors(st_plan *p)
 {
 	if (p->arena_bytes > p->arena_capacity) {
 		free(p->arena);
-		p->arena = aligned_alloc(ALIGN, p->arena_bytes);
+		p->arena = aligned_alloc(p->align, p->arena_bytes);
 		if (p->arena == NULL) {
 			fprintf(stderr, "strata: out of memory (an arena of %zu bytes)\n", p->arena_bytes);
 			abort();
@@ -531,7 +534,7 @@ place_scratch(st_plan *p)
 {
 	if (p->scratch_bytes > p->scratch_capacity) {
 		free(p->scratch);
-		p->scratch = aligned_alloc(ALIGN, p->scratch_bytes);
+		p->scratch = aligned_alloc(p->align, p->scratch_bytes);
 		if (p->scratch == NULL) {
 			fprintf(stderr, "strata: out of memory (scratch of %zu bytes)\n", p->scratch_bytes);
 			abort();
@@ -633,6 +636,7 @@ static int finish_build(st_plan *p, st_diag *d);
 int
 plan_build(st_plan *p, st_diag *d)
 {
+	p->build_generation++;
 	for (int s = 0; s < p->n_slots; s++)
 		p->slots[s].layout_island = false;
 	for (int round = 0;; round++) {
@@ -888,6 +892,14 @@ st_plan_compile(const st_graph *g, const st_plan_options *opt, st_diag *d)
 	else
 		p->opt.format = -1;
 	p->backend = p->opt.backend ? p->opt.backend : "cpu";
+	size_t align = p->opt.arena_align;
+	if (align != 0 && (align < ALIGN || (align & (align - 1)) != 0 || align > 65536)) {
+		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
+		            "arena alignment %zu: it must be a power of two from %d to 65536", align, ALIGN);
+		free(p);
+		return NULL;
+	}
+	p->align = align ? align : ALIGN;
 	p->format = p->opt.format >= 0 ? (st_tensor_format)p->opt.format
 	                               : (st_tensor_format)g->network.values[ST_NET_TENSOR_FORMAT].i;
 	p->float_dtype = format_is_fp16(p->format) ? ST_DTYPE_FLOAT16 : ST_DTYPE_FLOAT32;
@@ -896,8 +908,16 @@ st_plan_compile(const st_graph *g, const st_plan_options *opt, st_diag *d)
 	p->layouts_chosen = p->format == ST_FORMAT_FP32_NCHW && !p->opt.fixed_layouts &&
 	                    !(layouts != NULL && strcmp(layouts, "fixed") == 0);
 	if (strcmp(p->backend, "cpu") != 0) {
-		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "the %s backend is not available in this build",
-		            p->backend);
+		/* The module says why it cannot run (no driver, no device); one that
+		 * can still has no layer implementations to plan with. */
+		char why[1024];
+		if (st_backend_ready(p->backend, NULL, why, sizeof why) != 0)
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "%s", why);
+		else
+			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
+			            "the %s backend found a device, but this version of strata runs plans on the CPU "
+			            "only (--backend cpu)",
+			            p->backend);
 		free(p);
 		return NULL;
 	}
@@ -1033,6 +1053,37 @@ size_t
 st_plan_live_bound(const st_plan *p)
 {
 	return p->live_bound;
+}
+
+int
+st_plan_tensor_count(const st_plan *p)
+{
+	return p->n_tensors;
+}
+
+void
+st_plan_tensor_place(const st_plan *p, int i, st_tensor_place *out)
+{
+	const plan_tensor *t = &p->tensors[i];
+	out->offset = t->offset;
+	out->bytes = t->bytes;
+	out->first_step = t->first;
+	out->last_step = t->last;
+	out->part = t->parent >= 0;
+}
+
+size_t
+st_plan_arena_align(const st_plan *p)
+{
+	return p->align;
+}
+
+void
+st_plan_generations_of(const st_plan *p, st_plan_generations *out)
+{
+	out->build = p->build_generation;
+	out->weights = p->weights_generation;
+	out->runtime = p->runtime_generation;
 }
 
 size_t

@@ -374,8 +374,11 @@ reset_triggers(st_plan *p)
 	for (int s = 0; s < p->n_slots; s++) {
 		const st_layer_desc *desc = p->slots[s].layer->type->desc;
 		for (int k = 0; k < desc->n_params; k++) {
-			if ((desc->params[k].flags & ST_PARAM_TRIGGER) && desc->params[k].kind == ST_PARAM_BOOL)
+			if ((desc->params[k].flags & ST_PARAM_TRIGGER) && desc->params[k].kind == ST_PARAM_BOOL &&
+			    p->slots[s].params[k].b) {
 				p->slots[s].params[k].b = false;
+				p->runtime_generation++;
+			}
 		}
 	}
 }
@@ -503,6 +506,7 @@ st_plan_set_runtime(st_plan *p, const st_layer *l, const char *param, const char
 	 * valid until the next change or st_plan_free. */
 	st_value_clear(&slot->params[k]);
 	slot->params[k] = v;
+	p->runtime_generation++;
 	return 0;
 }
 

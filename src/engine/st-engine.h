@@ -32,6 +32,10 @@ typedef struct st_plan_options {
 	 * inputs and outputs are NCHW either way. STRATA_LAYOUTS=fixed in the
 	 * environment does the same. */
 	bool fixed_layouts;
+	/* Alignment of every tensor in the activation arena, and of the arena:
+	 * a power of two from 64 (0 = 64). A device backend asks for what its
+	 * libraries want (256 bytes for cuDNN). */
+	size_t arena_align;
 } st_plan_options;
 
 /* What a plan step is. */
@@ -66,6 +70,27 @@ void st_plan_step(const st_plan *p, int i, st_step_info *out);
 size_t st_plan_arena_bytes(const st_plan *p);
 size_t st_plan_live_bound(const st_plan *p);
 size_t st_plan_scratch_bytes(const st_plan *p);
+size_t st_plan_arena_align(const st_plan *p);
+/* Where one of the plan's tensors lies in the arena, and the steps it
+ * lives through: written by step first_step (0 for inputs), last read by
+ * step last_step. A part (a concatenation's input written in place into
+ * its output) lies inside its whole at any offset. */
+typedef struct st_tensor_place {
+	size_t offset, bytes;
+	int first_step, last_step;
+	bool part;
+} st_tensor_place;
+int st_plan_tensor_count(const st_plan *p);
+void st_plan_tensor_place(const st_plan *p, int i, st_tensor_place *out);
+/* Counters of what a run depends on beyond the input values, for a backend
+ * that records a run once and replays it (a CUDA graph): each grows when
+ * its part changes, so a recording made under other counts is stale. */
+typedef struct st_plan_generations {
+	uint64_t build;   /* steps, shapes and tensor places (a new input size re-plans) */
+	uint64_t weights; /* weights bound */
+	uint64_t runtime; /* values of runtime options, a trigger going back to false included */
+} st_plan_generations;
+void st_plan_generations_of(const st_plan *p, st_plan_generations *out);
 st_tensor_format st_plan_format(const st_plan *p);
 int st_plan_threads(const st_plan *p);
 /* Appends a human listing of the plan: steps, conversions, memory. */

@@ -454,3 +454,65 @@ Test(analysis, every_layer_is_documented)
 	}
 	cr_assert_eq(n, 6);
 }
+
+/* The counters a device backend compares before replaying a recorded run:
+ * each moves when its part changes, and only then. */
+Test(analysis, generations_follow_rebuilds_binds_and_runtime_options)
+{
+	st_session *s = model("add input data; set data dims 1x1x4; add statistics st; connect data st; "
+	                      "add threshold t; connect st t; add output out; connect t out");
+	st_plan *p = compile(s, -1);
+	/* A pass-through threshold. */
+	set(p, s, "t", "mode", "to_zero");
+	set(p, s, "t", "level", "-10");
+	st_plan_generations g0, g;
+	st_plan_generations_of(p, &g0);
+	cr_assert_gt(g0.build, 0);
+	cr_assert_gt(g0.weights, 0, "compile() bound weights");
+	feed(p, 0, "1x1x1x4", (const float[]){ 0, 1, 2, 3 });
+	run_expect(p, (const float[]){ 0, 1, 2, 3 }, 4);
+	st_plan_generations_of(p, &g);
+	cr_assert(g.build == g0.build && g.weights == g0.weights && g.runtime == g0.runtime,
+	          "a plain run changed a generation");
+
+	set(p, s, "t", "level", "-5");
+	st_plan_generations_of(p, &g);
+	cr_assert_eq(g.runtime, g0.runtime + 1);
+	cr_assert_eq(g.build, g0.build);
+	/* A refused value changes nothing. */
+	refused(p, s, "t", "level", "banana");
+	st_plan_generations_of(p, &g);
+	cr_assert_eq(g.runtime, g0.runtime + 1);
+
+	/* A trigger: set (one change), then back to false after the run (another). */
+	set(p, s, "st", "reset", "true");
+	run_expect(p, (const float[]){ 0, 1, 2, 3 }, 4);
+	st_plan_generations_of(p, &g);
+	cr_assert_eq(g.runtime, g0.runtime + 3, "runtime generation %llu", (unsigned long long)g.runtime);
+	run_expect(p, (const float[]){ 0, 1, 2, 3 }, 4);
+	st_plan_generations_of(p, &g);
+	cr_assert_eq(g.runtime, g0.runtime + 3, "a run without a trigger changed it");
+
+	/* The same size again: no rebuild; a new size: one. */
+	feed(p, 0, "1x1x1x4", (const float[]){ 3, 2, 1, 0 });
+	st_plan_generations_of(p, &g);
+	cr_assert_eq(g.build, g0.build);
+	float six[6] = { 0, 1, 2, 3, 4, 5 };
+	st_shape wide = *st_plan_input_shape(p, 0);
+	wide.dims[3] = 6;
+	wide.dtype = ST_DTYPE_FLOAT32;
+	st_tensor t = { .data = six, .shape = wide, .layout = ST_LAYOUT_NCHW };
+	st_diag d;
+	st_diag_init(&d);
+	cr_assert_eq(st_plan_set_input(p, 0, &t, &d), 0, "%s", d.count ? d.items[0].text : "");
+	st_plan_generations_of(p, &g);
+	cr_assert_gt(g.build, g0.build);
+	cr_assert_eq(g.weights, g0.weights, "a new size bound the weights again");
+
+	cr_assert_eq(st_plan_bind_random_weights(p, 2, &d), 0);
+	st_plan_generations_of(p, &g);
+	cr_assert_eq(g.weights, g0.weights + 1);
+	st_diag_free(&d);
+	st_plan_free(p);
+	st_session_free(s);
+}
