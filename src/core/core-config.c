@@ -89,6 +89,12 @@ st_state_dir(void)
 	return xdg_dir("XDG_STATE_HOME", ".local/state");
 }
 
+char *
+st_cache_dir(void)
+{
+	return xdg_dir("XDG_CACHE_HOME", ".cache");
+}
+
 /* ---- reading ---- */
 
 typedef struct reader {

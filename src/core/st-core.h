@@ -722,6 +722,10 @@ char *st_state_dir(void);
 /* The path of NAME in that folder, which is created if need be; NULL when
  * there is no home folder or it cannot be made. Caller frees. */
 char *st_state_file(const char *name);
+/* $XDG_CACHE_HOME/strata (or ~/.cache/strata), for what can be rebuilt
+ * (such as the CUDA backend's algorithm choices); caller frees, NULL when no
+ * home folder is known. */
+char *st_cache_dir(void);
 /* mkdir -p, with mode 0700 for the folders it creates (the XDG rule).
  * Returns 0, or -1 with the reason in err. */
 int st_make_dirs(const char *path, char *err, size_t err_size);

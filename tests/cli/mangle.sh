@@ -44,6 +44,7 @@ mangle onnx-import "$src"/tests/fuzz/corpus/onnx-import/*
 # shellcheck disable=SC2046
 mangle report $(find "$src/tests/data" -name '*.strata-report.json' | sort) "$src"/tests/fuzz/corpus/report/*
 mangle video "$src"/tests/fuzz/corpus/video/*
+mangle algo-cache "$src"/tests/fuzz/corpus/algo-cache/*
 
 if [ -x "$tools/mangle-theme" ]; then
 	mangle theme "$src"/themes/*.theme "$src"/tests/fuzz/corpus/theme/*
