@@ -574,6 +574,10 @@ int
 st_tui_main(const st_tui_options *opt)
 {
 	setlocale(LC_ALL, "");
+	/* Characters from the user's locale (UTF-8 for curses), but numbers
+	 * as C writes them: models, reports and caches are JSON, and a
+	 * decimal comma (de_DE and others) would make printf write "0,5". */
+	setlocale(LC_NUMERIC, "C");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "strata: the editor needs a terminal; for scripts use strata edit MODEL -c '...'\n");
 		return 2;
