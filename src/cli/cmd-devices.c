@@ -119,14 +119,12 @@ cli_cmd_devices(const cli_args *a)
 		       st_cpu_simd());
 		for (int i = 0; i < n; i++) {
 			const backend_state *b = &states[i];
-			if (b->module == NULL) {
-				printf("%-5s unavailable: %s\n", b->name, b->why);
-				continue;
-			}
-			if (b->n_devices < 1)
+			if (b->module == NULL || b->n_devices < 1)
 				printf("%-5s unavailable: %s\n", b->name, b->why);
 			else
 				printf("%-5s ready: %d device%s\n", b->name, b->n_devices, b->n_devices == 1 ? "" : "s");
+			if (b->module == NULL)
+				continue;
 			printf("      module built with %s\n      libraries found: %s\n", b->module->build, b->versions);
 			for (int k = 0; k < b->n_devices; k++) {
 				st_backend_device dev;

@@ -73,19 +73,15 @@ self_check(const struct cudaDeviceProp *prop, char *why, size_t why_size)
 	float x[N], y[N], t[N];
 	for (int i = 0; i < N; i++)
 		x[i] = (float)i * 0.25f - 7.0f; /* exact in binary16 */
+	/* One allocation for the six buffers: three of floats, three of halves. */
+	void *base = NULL;
+	cudaError_t e = cudaMalloc(&base, 3 * sizeof x + 3 * N * sizeof(uint16_t));
 	float *dx = NULL, *dy = NULL, *dt = NULL;
 	uint16_t *dh = NULL, *du = NULL, *dv = NULL;
-	cudaError_t e = cudaMalloc((void **)&dx, sizeof x);
-	if (e == cudaSuccess)
-		e = cudaMalloc((void **)&dy, sizeof y);
-	if (e == cudaSuccess)
-		e = cudaMalloc((void **)&dt, sizeof t);
-	if (e == cudaSuccess)
-		e = cudaMalloc((void **)&dh, N * sizeof *dh);
-	if (e == cudaSuccess)
-		e = cudaMalloc((void **)&du, N * sizeof *du);
-	if (e == cudaSuccess)
-		e = cudaMalloc((void **)&dv, N * sizeof *dv);
+	if (e == cudaSuccess) {
+		dx = base, dy = dx + N, dt = dy + N;
+		dh = (uint16_t *)(dt + N), du = dh + N, dv = du + N;
+	}
 	const char *call = "cudaMalloc";
 	if (e == cudaSuccess) {
 		call = "cudaMemcpy";
@@ -123,12 +119,7 @@ self_check(const struct cudaDeviceProp *prop, char *why, size_t why_size)
 	}
 	if (e == cudaSuccess)
 		e = cudaMemcpy(t, dt, sizeof t, cudaMemcpyDeviceToHost);
-	cudaFree(dx);
-	cudaFree(dy);
-	cudaFree(dt);
-	cudaFree(dh);
-	cudaFree(du);
-	cudaFree(dv);
+	cudaFree(base);
 	if (e == cudaErrorNoKernelImageForDevice || e == cudaErrorInvalidKernelImage) {
 		snprintf(why, why_size,
 		         "this build carries code for %s, which %s (sm_%d%d) cannot run: configure strata "
