@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "st-engine.h"
+#include "st-plugin.h"
 
 /*
  * A backend module is a shared object named strata-<backend>.so (the CUDA
@@ -21,7 +22,7 @@
  * the end (a host reads those only when abi_minor says they are there).
  */
 #define ST_BACKEND_ABI_VERSION 1u
-#define ST_BACKEND_ABI_MINOR 0u
+#define ST_BACKEND_ABI_MINOR 1u
 
 /* One device as the module sees it. */
 typedef struct st_backend_device {
@@ -50,6 +51,34 @@ typedef struct st_backend_module {
 	/* The versions found at run time ("driver 13.0, runtime 13.0, cuDNN
 	 * 9.12.0, cuBLAS 13.0.2"), or what could not be read, into out. */
 	void (*versions)(char *out, size_t size);
+
+	/* ---- ABI 1.1: running plans (read only when abi_minor >= 1) ---- */
+
+	/* Opens device index for one plan: its memory, one stream, the
+	 * libraries' handles. NULL with the reason in why. Freed by close,
+	 * which frees whatever memory of it is left and drops the recording. */
+	st_device *(*open)(int index, bool allow_tf32, char *why, size_t why_size);
+	void (*close)(st_device *dev);
+	/* Page-locked host memory the device copies from and to at full
+	 * speed (inputs and outputs pass through it); NULL when none. */
+	void *(*host_alloc)(st_device *dev, size_t bytes);
+	void (*host_free)(st_device *dev, void *ptr);
+	/* Enqueues the conversion of src into dst (device tensors of one
+	 * logical shape; dtypes float32 or float16; layouts NCHW or NHWC, the
+	 * same when the rank is under 3), with tmp (device memory of
+	 * src's element count in float32) for a change of both. 0 or -1. */
+	int (*convert)(st_device *dev, const st_tensor *src, st_tensor *dst, void *tmp);
+	/* Timing: room for n marks, a mark i enqueued (the time the stream
+	 * reaches it), and once synchronised the seconds from mark a to b. */
+	int (*timers)(st_device *dev, int n);
+	int (*mark)(st_device *dev, int i);
+	int (*elapsed)(st_device *dev, int a, int b, double *seconds);
+	/* Recording: what is enqueued between record_begin and record_end is
+	 * kept, not executed (a CUDA graph); replay enqueues the recording
+	 * (the last one made: record_begin drops the one before). */
+	int (*record_begin)(st_device *dev);
+	int (*record_end)(st_device *dev);
+	int (*replay)(st_device *dev);
 } st_backend_module;
 
 /* The symbol a module exports. */

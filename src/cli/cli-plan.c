@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "st-backend.h"
 #include "st-io.h"
 
 int
@@ -160,7 +161,10 @@ cli_plan_prepare_model(const cli_args *a, const char *cmd, const char *path, boo
 		}
 	}
 	const char *backend = cli_value(a, "backend") ? cli_value(a, "backend") : "cpu";
-	if (strcmp(backend, "cpu") != 0 && strcmp(backend, "cuda") != 0) {
+	/* cpu, cuda, or the name of another backend module that loads. */
+	char why[1024];
+	if (strcmp(backend, "cpu") != 0 && strcmp(backend, "cuda") != 0 &&
+	    (strchr(backend, '/') != NULL || st_backend_load(backend, why, sizeof why) == NULL)) {
 		fprintf(stderr, "strata %s: --backend takes cpu or cuda, not '%s'\n", cmd, backend);
 		return EXIT_USAGE;
 	}
@@ -193,7 +197,7 @@ cli_plan_prepare_model(const cli_args *a, const char *cmd, const char *path, boo
 	st_diag d;
 	st_diag_init(&d);
 	st_plan_options opt = { .format = format, .threads = (int)threads, .backend = backend, .cancel = cancel,
-		                .keep_outputs = keep_outputs };
+		                .keep_outputs = keep_outputs, .allow_tf32 = cli_flag(a, "allow-tf32") };
 	plan = cp->plan = st_plan_compile(g, &opt, &d);
 	st_diag_print(&d, stderr);
 	st_diag_free(&d);

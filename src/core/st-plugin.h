@@ -43,9 +43,12 @@ extern "C" {
  * layout ST_LAYOUT_NCHW16C, which a host hands only to implementations
  * declaring it. Minor 7 added the float type choice per layer:
  * ST_IMPL_CHOOSES_DTYPE and st_impl_desc.choose_dtype, read only under
- * that flag.
+ * that flag. Minor 8 added devices: st_exec_ctx.device (the device memory
+ * and stream of a backend other than the CPU) and st_exec_layer.ctx
+ * (the context at prepare, so that an implementation can keep state in
+ * device memory).
  */
-#define ST_PLUGIN_ABI_MINOR 7u
+#define ST_PLUGIN_ABI_MINOR 8u
 
 #define ST_MAX_RANK 8     /* tensors have rank 0 to 8 */
 #define ST_MAX_OUTPUTS 64 /* most outputs one layer may have */
@@ -240,10 +243,50 @@ typedef struct st_exec_layer {
 	 * comes after the attached activation (a relu or clip, applied by
 	 * the implementation: the host fuses no other). */
 	const struct st_exec_layer *pool;
+	/* ABI 2.8: the context the layer runs in, set by a host of minor 8
+	 * or later before prepare, run and release: on a device backend,
+	 * ctx->device is where state that runs need (packed weights,
+	 * descriptors) is kept. */
+	const struct st_exec_ctx *ctx;
 } st_exec_layer;
 
 /* A range of work, [begin, end). */
 typedef void (*st_range_fn)(void *arg, int64_t begin, int64_t end);
+
+/*
+ * ABI 2.8: a device of a backend other than the CPU, as implementations of
+ * that backend see it. Tensors, weights and scratch they receive lie in its
+ * memory; run enqueues work on its stream (in order) and returns without
+ * waiting. While the host records a run for replay (a CUDA graph), run only
+ * enqueues: nothing it launched has executed when it returns, and the
+ * recording keeps its arguments, so an implementation never reads device
+ * results on the host in run. The module opening the device fills this;
+ * the host and implementations only read it.
+ */
+typedef struct st_device st_device;
+struct st_device {
+	const char *backend; /* "cuda" */
+	int index;           /* which of the backend's devices */
+	/* The backend's own handles (for cuda: a const st_cuda_native *, the
+	 * stream and the cuDNN and cuBLAS handles, st-plugin-cuda.h). */
+	const void *native;
+	/* FP32 layers may compute in TF32 (--allow-tf32). */
+	bool allow_tf32;
+	/* bytes of device memory, aligned to 256 bytes; NULL when there is no
+	 * room (error() says so). Freed with free_mem. */
+	void *(*alloc)(st_device *dev, size_t bytes);
+	void (*free_mem)(st_device *dev, void *ptr);
+	/* Copies between host and device memory in stream order, returning 0
+	 * or -1 (error() says why). The host memory must stay as it is until
+	 * the stream is synchronised. */
+	int (*upload)(st_device *dev, void *dst, const void *src, size_t bytes);
+	int (*download)(st_device *dev, void *dst, const void *src, size_t bytes);
+	/* Waits for everything enqueued; 0, or -1 with the first failure. */
+	int (*sync)(st_device *dev);
+	/* The last failure, naming the call that failed ("cudaMalloc of
+	 * 2.0 GiB: out of memory"); owned by the device. */
+	const char *(*error)(const st_device *dev);
+};
 
 /* What run receives: the thread pool, and the host API for api->fail. */
 struct st_exec_ctx {
@@ -253,6 +296,9 @@ struct st_exec_ctx {
 	 * items and runs fn on each, in parallel; returns when all are done. */
 	void (*parallel_for)(const st_exec_ctx *ctx, int64_t n, int64_t grain, st_range_fn fn, void *arg);
 	void *host_private;
+	/* ABI 2.8: the device of a backend other than the CPU; NULL on the
+	 * CPU (and from a host before minor 8: read it only then). */
+	st_device *device;
 };
 
 /* Flags of st_impl_desc. */

@@ -19,6 +19,8 @@ plan_fusion_enabled(const st_plan *p)
 {
 	if (p->opt.no_fusion || p->opt.keep_outputs)
 		return false; /* inspection wants every layer's own output */
+	if (p->dev != NULL)
+		return false; /* the host's epilogue and folding work on host memory */
 	const char *v = getenv("STRATA_FUSE");
 	return v == NULL || strcmp(v, "0") != 0;
 }

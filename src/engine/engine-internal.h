@@ -2,6 +2,7 @@
 #ifndef ENGINE_INTERNAL_H
 #define ENGINE_INTERNAL_H
 
+#include "st-backend.h"
 #include "st-engine.h"
 #include "st-io.h"
 
@@ -69,6 +70,12 @@ typedef struct layer_slot {
 	int fold_from;
 	st_tensor fold_weights[2];
 	st_value *fold_params;
+	/* On a device backend (engine-device.c): the weights in device memory
+	 * (one allocation, dev_weight_mem), uploaded from binding
+	 * dev_generation; what the layer's steps see instead of weights. */
+	st_tensor dev_weights[ST_MAX_WEIGHTS];
+	void *dev_weight_mem;
+	uint64_t dev_generation;
 } layer_slot;
 
 typedef struct plan_step {
@@ -149,6 +156,18 @@ struct st_plan {
 	 * (ST_N_COUNTERS each) counted in the last run, or NULL. */
 	st_counters *counters;
 	double *step_counters;
+	/* A backend other than the CPU (engine-device.c), or all NULL: its
+	 * module, the device opened for this plan (arena, scratch and
+	 * weights lie in its memory), and what the host keeps beside it. */
+	const st_backend_module *mod;
+	st_device *dev;
+	st_backend_device dev_info;
+	void *host_scratch;      /* host conversions of inputs and outputs */
+	size_t host_scratch_capacity;
+	void *staging;           /* page-locked: each input's, then each output's bytes */
+	size_t staging_capacity;
+	size_t *stage_offset;    /* per input, then per output */
+	st_capture_state capture;
 };
 
 /* engine-fuse.c */
@@ -189,6 +208,28 @@ int plan_prepare(st_plan *p, st_diag *d);
 void plan_clear_steps(st_plan *p);
 bool format_is_fp16(st_tensor_format f);
 st_layout format_layout(st_tensor_format f);
+
+/* engine-device.c: plans on a backend other than the CPU */
+/* Opens device 0 of p->backend (the module must be ready); sets p->mod,
+ * p->dev, p->ctx.device and at least 256-byte alignment. */
+int plan_device_open(st_plan *p, st_diag *d);
+/* Frees what the plan holds on the device, then closes it. */
+void plan_device_close(st_plan *p);
+/* Device memory for the arena or scratch: NULL with a reason in d. */
+void *plan_device_alloc(st_plan *p, size_t bytes, const char *what, st_diag *d);
+void plan_device_free(st_plan *p, void *ptr);
+/* After the steps are built: every layer's activation must be applied by
+ * its implementation (no host epilogue on the device). */
+int plan_device_check(const st_plan *p, st_diag *d);
+/* Before the implementations' prepare: the weights uploaded when bound
+ * anew since the last upload. */
+int plan_device_weights(st_plan *p, st_diag *d);
+/* After it: the staging and the host's scratch sized for the plan. */
+int plan_device_stage(st_plan *p, st_diag *d);
+int plan_device_set_input(st_plan *p, int i, const st_tensor *t, st_diag *d);
+int plan_device_run(st_plan *p, st_diag *d);
+void plan_device_get_output(const st_plan *p, int i, void *out);
+int plan_device_layer_output(const st_plan *p, const plan_tensor *src, const st_shape *shape, void *out);
 
 /* engine-run.c */
 /* Copies src into dst, converting dtype and layout; tmp holds the dtype

@@ -282,7 +282,7 @@ layer_view(const st_plan *p, const layer_slot *slot, const int *in, st_dtype dty
 	st_exec_layer L = { .name = l->name, .desc = l->type->desc, .params = slot->params, .n_inputs = n_in,
 		            .inputs = ins, .n_outputs = n_out, .outputs = outs, .n_weights = slot->n_weights,
 		            .weights = slot->weights, .act = l->act.type ? l->act.type->desc : NULL,
-		            .act_params = l->act.type ? l->act.coef.values : NULL };
+		            .act_params = l->act.type ? l->act.coef.values : NULL, .ctx = &p->ctx };
 	if (slot->fuse_bn >= 0) {
 		L.params = slot->fold_params;
 		L.n_weights = 2;
@@ -457,6 +457,7 @@ prepare_all(st_plan *p, st_diag *d)
 			continue;
 		layer_slot *slot = s->slot;
 		s->L.state = slot->state;
+		s->L.ctx = &p->ctx;
 		s->L.scratch_bytes = 0;
 		s->L.weights_generation = p->weights_generation;
 		s->report.failed = false;
@@ -499,15 +500,23 @@ prepare_all(st_plan *p, st_diag *d)
 
 /* (Re)allocates the arena and points every tensor and view at its memory:
  * prepare sees the shapes and buffers it will run on. */
-static void
-place_tensors(st_plan *p)
+static int
+place_tensors(st_plan *p, st_diag *d)
 {
 	if (p->arena_bytes > p->arena_capacity) {
-		free(p->arena);
-		p->arena = aligned_alloc(p->align, p->arena_bytes);
-		if (p->arena == NULL) {
-			fprintf(stderr, "strata: out of memory (an arena of %zu bytes)\n", p->arena_bytes);
-			abort();
+		if (p->dev != NULL) {
+			plan_device_free(p, p->arena);
+			p->arena_capacity = 0;
+			p->arena = plan_device_alloc(p, p->arena_bytes, "the activation arena", d);
+			if (p->arena == NULL)
+				return -1;
+		} else {
+			free(p->arena);
+			p->arena = aligned_alloc(p->align, p->arena_bytes);
+			if (p->arena == NULL) {
+				fprintf(stderr, "strata: out of memory (an arena of %zu bytes)\n", p->arena_bytes);
+				abort();
+			}
 		}
 		p->arena_capacity = p->arena_bytes;
 	}
@@ -526,18 +535,27 @@ place_tensors(st_plan *p)
 		for (int k = 0; k < s->n_out; k++)
 			s->out_view[k] = p->tensors[s->out[k]].t;
 	}
+	return 0;
 }
 
 /* (Re)allocates the scratch area prepare asked for and hands it out. */
-static void
-place_scratch(st_plan *p)
+static int
+place_scratch(st_plan *p, st_diag *d)
 {
 	if (p->scratch_bytes > p->scratch_capacity) {
-		free(p->scratch);
-		p->scratch = aligned_alloc(p->align, p->scratch_bytes);
-		if (p->scratch == NULL) {
-			fprintf(stderr, "strata: out of memory (scratch of %zu bytes)\n", p->scratch_bytes);
-			abort();
+		if (p->dev != NULL) {
+			plan_device_free(p, p->scratch);
+			p->scratch_capacity = 0;
+			p->scratch = plan_device_alloc(p, p->scratch_bytes, "the scratch area", d);
+			if (p->scratch == NULL)
+				return -1;
+		} else {
+			free(p->scratch);
+			p->scratch = aligned_alloc(p->align, p->scratch_bytes);
+			if (p->scratch == NULL) {
+				fprintf(stderr, "strata: out of memory (scratch of %zu bytes)\n", p->scratch_bytes);
+				abort();
+			}
 		}
 		p->scratch_capacity = p->scratch_bytes;
 	}
@@ -545,6 +563,7 @@ place_scratch(st_plan *p)
 		if (p->steps[i].kind == ST_STEP_LAYER)
 			p->steps[i].L.scratch = p->scratch;
 	}
+	return 0;
 }
 
 /* Step st computes the pooling in slot->fuse_pool too: the layer sees its
@@ -780,7 +799,8 @@ build_steps(st_plan *p, st_diag *d)
 		L->n_outputs = n_out;
 		L->outputs = st->out_view;
 		L->n_weights = slot->n_weights;
-		L->weights = slot->weights;
+		L->weights = p->dev != NULL ? slot->dev_weights : slot->weights;
+		L->ctx = &p->ctx;
 		L->act = l->act.type ? l->act.type->desc : NULL;
 		L->act_params = l->act.type ? l->act.coef.values : NULL;
 		L->state = slot->state;
@@ -853,8 +873,11 @@ finish_build(st_plan *p, st_diag *d)
 	if (plan_fusion_enabled(p))
 		plan_concat_in_place(p);
 	p->ran = false;
+	if (p->dev != NULL && plan_device_check(p, d) != 0)
+		return -1;
 	plan_memory(p);
-	place_tensors(p);
+	if (place_tensors(p, d) != 0)
+		return -1;
 	if (p->weights_bound)
 		return plan_prepare(p, d);
 	return 0;
@@ -864,10 +887,13 @@ int
 plan_prepare(st_plan *p, st_diag *d)
 {
 	plan_fold_weights(p);
+	if (p->dev != NULL && plan_device_weights(p, d) != 0)
+		return -1;
 	if (prepare_all(p, d) != 0)
 		return -1;
-	place_scratch(p);
-	return 0;
+	if (place_scratch(p, d) != 0)
+		return -1;
+	return p->dev != NULL ? plan_device_stage(p, d) : 0;
 }
 
 /* ---- compiling ---- */
@@ -907,19 +933,15 @@ st_plan_compile(const st_graph *g, const st_plan_options *opt, st_diag *d)
 	const char *layouts = getenv("STRATA_LAYOUTS");
 	p->layouts_chosen = p->format == ST_FORMAT_FP32_NCHW && !p->opt.fixed_layouts &&
 	                    !(layouts != NULL && strcmp(layouts, "fixed") == 0);
+	p->pool = st_pool_new(p->opt.threads);
+	st_pool_context(p->pool, &p->ctx);
 	if (strcmp(p->backend, "cpu") != 0) {
-		/* The module says why it cannot run (no driver, no device); one that
-		 * can still has no layer implementations to plan with. */
-		char why[1024];
-		if (st_backend_ready(p->backend, NULL, why, sizeof why) != 0)
-			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "%s", why);
-		else
-			st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0,
-			            "the %s backend found a device, but this version of strata runs plans on the CPU "
-			            "only (--backend cpu)",
-			            p->backend);
-		free(p);
-		return NULL;
+		/* The module says why it cannot run (no driver, no device). */
+		if (plan_device_open(p, d) != 0) {
+			st_plan_free(p);
+			return NULL;
+		}
+		p->ctx.device = p->dev;
 	}
 
 	/* Execution order: the checker's topological order. */
@@ -981,8 +1003,6 @@ st_plan_compile(const st_graph *g, const st_plan_options *opt, st_diag *d)
 		st_plan_free(p);
 		return NULL;
 	}
-	p->pool = st_pool_new(p->opt.threads);
-	st_pool_context(p->pool, &p->ctx);
 	return p;
 }
 
@@ -996,7 +1016,7 @@ st_plan_free(st_plan *p)
 		layer_slot *slot = &p->slots[s];
 		if (slot->impl && slot->impl->release && slot->state) {
 			st_exec_layer L = { .name = slot->layer->name, .desc = slot->layer->type->desc,
-				            .params = slot->params, .state = slot->state };
+				            .params = slot->params, .state = slot->state, .ctx = &p->ctx };
 			slot->impl->release(&L);
 		}
 		for (int k = 0; slot->params && k < slot->layer->type->desc->n_params; k++)
@@ -1015,6 +1035,7 @@ st_plan_free(st_plan *p)
 	free(p->input_shapes);
 	free(p->output_slots);
 	free(p->output_shapes);
+	plan_device_close(p);
 	free(p->arena);
 	free(p->scratch);
 	st_pool_free(p->pool);

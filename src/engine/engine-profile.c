@@ -182,6 +182,11 @@ open_counters(st_plan *p, st_report *r)
 		r->counters_note = st_xstrdup("not measured: STRATA_COUNTERS=off");
 		return;
 	}
+	if (p->dev != NULL) {
+		r->counters_note = st_xasprintf("not measured: the steps run on %s (the %s backend)",
+		                                p->dev_info.name, p->backend);
+		return;
+	}
 	bool software = mode != NULL && strcmp(mode, "software") == 0;
 	int *tids = st_xmalloc(sizeof *tids * (size_t)st_pool_threads(p->pool));
 	int n = st_pool_thread_ids(p->pool, tids);
@@ -342,8 +347,13 @@ st_report_describe_plan(st_report *r, const char *model, const st_plan *p, const
 	r->date = st_xstrdup(date);
 	r->backend = st_xstrdup(backend ? backend : "cpu");
 	struct utsname un;
-	r->device = st_xasprintf("%s, %d cores, %s", uname(&un) == 0 ? un.machine : "unknown", st_cpu_count(),
-	                         st_cpu_simd());
+	if (p->dev != NULL)
+		r->device = st_xasprintf("%s (compute capability %d.%d, %.1f GiB)", p->dev_info.name,
+		                         p->dev_info.arch_major, p->dev_info.arch_minor,
+		                         (double)p->dev_info.memory_bytes / (1024.0 * 1024.0 * 1024.0));
+	else
+		r->device = st_xasprintf("%s, %d cores, %s", uname(&un) == 0 ? un.machine : "unknown",
+		                         st_cpu_count(), st_cpu_simd());
 	r->format = st_xstrdup(st_tensor_format_name(st_plan_format(p)));
 	r->threads = st_plan_threads(p);
 	r->batch = st_plan_batch(p);

@@ -281,6 +281,12 @@ st_plan_set_input(st_plan *p, int i, const st_tensor *t, st_diag *d)
 		            name, st_dtype_name(want.dtype));
 		return -1;
 	}
+	if (p->dev != NULL) {
+		if (plan_device_set_input(p, i, t, d) != 0)
+			return -1;
+		p->inputs_set = true;
+		return 0;
+	}
 	plan_tensor *dst = &p->tensors[p->slots[p->input_slots[i]].out_tensor[0]];
 	st_tensor src = *t;
 	src.layout = ST_LAYOUT_NCHW;
@@ -310,6 +316,10 @@ st_plan_output_shape(const st_plan *p, int i)
 void
 st_plan_get_output(const st_plan *p, int i, void *out)
 {
+	if (p->dev != NULL) {
+		plan_device_get_output(p, i, out);
+		return;
+	}
 	const plan_tensor *src = &p->tensors[p->output_tensor[i]];
 	st_tensor dst = { .data = out, .shape = p->output_shapes[i], .layout = ST_LAYOUT_NCHW };
 	convert_tensor(&src->t, &dst, p->scratch, &p->ctx);
@@ -347,6 +357,8 @@ st_plan_get_layer_output(const st_plan *p, const st_layer *l, int k, void *out)
 	st_tensor dst = { .data = out, .shape = slot->outputs[k], .layout = ST_LAYOUT_NCHW };
 	if (dst.shape.dtype == ST_DTYPE_FLOAT16)
 		dst.shape.dtype = ST_DTYPE_FLOAT32;
+	if (p->dev != NULL)
+		return plan_device_layer_output(p, src, &dst.shape, out);
 	convert_tensor(&src->t, &dst, p->scratch, &p->ctx);
 	return 0;
 }
@@ -400,7 +412,7 @@ st_plan_run(st_plan *p, st_diag *d)
 	/* Status lines describe one run: the last run's go now. */
 	for (int i = 0; i < p->n_steps; i++)
 		p->steps[i].report.has_status = false;
-	int rc = run_steps(p, d);
+	int rc = p->dev != NULL ? plan_device_run(p, d) : run_steps(p, d);
 	/* A pressed trigger was seen by this run (or lost with it): release it. */
 	reset_triggers(p);
 	if (rc == 0)

@@ -36,6 +36,9 @@ typedef struct st_plan_options {
 	 * a power of two from 64 (0 = 64). A device backend asks for what its
 	 * libraries want (256 bytes for cuDNN). */
 	size_t arena_align;
+	/* On a device backend, float32 layers may compute in TF32 (tensor
+	 * cores, 10-bit mantissa): faster, less exact. Off by default. */
+	bool allow_tf32;
 } st_plan_options;
 
 /* What a plan step is. */

@@ -778,7 +778,7 @@ test_entry(const st_host_api *api, st_plugin_ctx *ctx)
 
 Test(plugins, the_abi_is_2_4_and_the_host_checks_blocks_and_expansions)
 {
-	cr_assert_eq(st_host.abi_minor, 7);
+	cr_assert_eq(st_host.abi_minor, 8);
 	cr_assert(ST_HOST_HAS(&st_host, register_block));
 	cr_assert(ST_HOST_HAS(&st_host, expand_fail));
 	st_registry *r = st_registry_new();
