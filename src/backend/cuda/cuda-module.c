@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cuda-module.h"
 #include "kc.h"
-#include "st-backend.h"
 
 #ifndef ST_CUDA_VERSION
 #define ST_CUDA_VERSION "?"
@@ -269,6 +269,19 @@ versions(char *out, size_t size)
 	         runtime % 1000 / 10, cudnn / 10000, cudnn % 10000 / 100, cudnn % 100, b);
 }
 
+static st_device *
+open_device(int index, bool allow_tf32, char *why, size_t why_size)
+{
+	if (device_count(why, why_size) < 1)
+		return NULL;
+	if (index < 0 || index >= probe_count) {
+		snprintf(why, why_size, "no CUDA device %d (there %s %d)", index, probe_count == 1 ? "is" : "are",
+		         probe_count);
+		return NULL;
+	}
+	return cuda_device_open(index, allow_tf32, why, why_size);
+}
+
 static const st_backend_module module = {
 	.abi = ST_BACKEND_ABI_VERSION,
 	.abi_minor = ST_BACKEND_ABI_MINOR,
@@ -277,6 +290,17 @@ static const st_backend_module module = {
 	.device_count = device_count,
 	.device_info = device_info,
 	.versions = versions,
+	.open = open_device,
+	.close = cuda_dev_close,
+	.host_alloc = cuda_host_alloc,
+	.host_free = cuda_host_free,
+	.convert = cuda_convert,
+	.timers = cuda_timers,
+	.mark = cuda_mark,
+	.elapsed = cuda_elapsed,
+	.record_begin = cuda_record_begin,
+	.record_end = cuda_record_end,
+	.replay = cuda_replay,
 };
 
 const st_backend_module *st_backend_module_get(void);
