@@ -893,3 +893,53 @@ const st_impl_desc std_conv_impls[] = {
 	  .run = global_pool_run, .release = std_window_release, .choose_layout = global_pool_choose_layout },
 };
 const int std_conv_impl_count = STD_COUNT(std_conv_impls);
+
+/* ---- windows for other backends' implementations (std-cuda) ---- */
+
+/* Spatial axes of L's image input and output (rank 3 to 5, alike), or -1
+ * after api->fail; no dtype or layout rule (the caller has its own). */
+static int
+image_rank(st_exec_layer *L, const st_host_api *api)
+{
+	if (L->n_inputs < 1 || L->n_outputs < 1) {
+		api->fail(L, "%s needs one input and one output", L->desc->name);
+		return -1;
+	}
+	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
+	if (in->rank < 3 || in->rank > 2 + K_MAX_SPATIAL || out->rank != in->rank) {
+		char a[SHAPE_TEXT], b[SHAPE_TEXT];
+		api->fail(L, "input %s and output %s are not both images of rank 3 to 5",
+		          std_shape_text(api, in, a), std_shape_text(api, out, b));
+		return -1;
+	}
+	return in->rank - 2;
+}
+
+int
+std_conv_window(st_exec_layer *L, const st_host_api *api, k_window *w)
+{
+	int spatial = image_rank(L, api);
+	if (spatial < 0 || window_read(L, api, &conv_window, spatial, w) != 0)
+		return -1;
+	w->groups = L->params[CONV_GROUPS].i;
+	if (num_output_matches(L, api, w->out_channels, CONV_NUM_OUTPUT) != 0 ||
+	    window_sizes(L, api, (int)L->params[CONV_PADDING].i, false, w) != 0 ||
+	    check_filters(L, api, w, w->out_channels, w->in_channels / (w->groups ? w->groups : 1),
+	                  L->params[CONV_BIAS].b) != 0)
+		return -1;
+	return 0;
+}
+
+int
+std_pool_window(st_exec_layer *L, const st_host_api *api, k_window *w)
+{
+	int spatial = image_rank(L, api);
+	if (spatial < 0 || window_read(L, api, &pool_window, spatial, w) != 0)
+		return -1;
+	if (w->out_channels != w->in_channels) {
+		api->fail(L, "the output has %" PRId64 " channels, the input %" PRId64, w->out_channels,
+		          w->in_channels);
+		return -1;
+	}
+	return window_sizes(L, api, (int)L->params[POOL_PADDING].i, L->params[POOL_CEIL_MODE].b, w);
+}

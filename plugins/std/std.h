@@ -132,6 +132,13 @@ st_dtype std_conv_choose_dtype(const st_exec_layer *L, st_layout layout);
 int std_deconv_prepare(st_exec_layer *L, const st_host_api *api);
 int std_deconv_run(st_exec_layer *L, const st_exec_ctx *ctx);
 void std_window_release(st_exec_layer *L);
+struct k_window;
+/* The window (kernel, stride, dilation, pads, groups) of convolution or
+ * pooling layer L, its output sizes and filters checked as the CPU's
+ * prepare checks them, for implementations on other backends (std-cuda).
+ * 0, or -1 after api->fail. */
+int std_conv_window(st_exec_layer *L, const st_host_api *api, struct k_window *w);
+int std_pool_window(st_exec_layer *L, const st_host_api *api, struct k_window *w);
 
 /* The entry point; also callable directly when the collection is linked in. */
 int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);

@@ -182,6 +182,9 @@ cli_plan_prepare_model(const cli_args *a, const char *cmd, const char *path, boo
 	}
 
 	st_registry *r = cp->registry = cli_registry();
+	/* The backend's own plugins (std-cuda.so) load only when it can run. */
+	if (strcmp(backend, "cpu") != 0 && st_backend_ready(backend, NULL, why, sizeof why) == 0)
+		st_registry_load_backend(r, backend);
 	st_graph *g = cp->graph = cli_load_model(r, path);
 	if (g == NULL)
 		return EXIT_USAGE;

@@ -37,6 +37,13 @@ cli_cmd_plugins(const cli_args *a)
 				cJSON_AddItemToArray(notes, cJSON_CreateString(p->notes[k]));
 			cJSON_AddItemToArray(list, o);
 		}
+		cJSON *deferred = cJSON_AddArrayToObject(root, "deferred");
+		for (int i = 0; i < r->n_deferred; i++) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "path", r->deferred[i]);
+			cJSON_AddStringToObject(o, "backend", st_registry_deferred_backend(r->deferred[i]));
+			cJSON_AddItemToArray(deferred, o);
+		}
 		cli_print_json(root);
 	} else {
 		printf("search path: %s\n", path);
@@ -54,6 +61,9 @@ cli_cmd_plugins(const cli_args *a)
 			for (int k = 0; k < p->n_notes; k++)
 				printf("  note: %s\n", p->notes[k]);
 		}
+		for (int i = 0; i < r->n_deferred; i++)
+			printf("\nnot loaded until a plan runs on the %s backend: %s\n",
+			       st_registry_deferred_backend(r->deferred[i]), r->deferred[i]);
 	}
 	free(path);
 	st_registry_free(r);

@@ -719,6 +719,9 @@ st_registry_free(st_registry *r)
 	for (int i = 0; i < r->n_disabled; i++)
 		free(r->disabled[i]);
 	free(r->disabled);
+	for (int i = 0; i < r->n_deferred; i++)
+		free(r->deferred[i]);
+	free(r->deferred);
 	free(r);
 }
 
@@ -947,12 +950,50 @@ st_registry_load_dir(st_registry *r, const char *dir)
 	qsort(names, (size_t)n, sizeof *names, compare_names);
 	for (int i = 0; i < n; i++) {
 		char *path = st_xasprintf("%s/%s", dir, names[i]);
-		st_registry_load_file(r, path);
-		free(path);
+		if (st_registry_deferred_backend(path) != NULL) {
+			r->deferred = st_xreallocarray(r->deferred, (size_t)r->n_deferred + 1, sizeof *r->deferred);
+			r->deferred[r->n_deferred++] = path;
+		} else {
+			st_registry_load_file(r, path);
+			free(path);
+		}
 		free(names[i]);
 	}
 	free(names);
 	return n;
+}
+
+const char *
+st_registry_deferred_backend(const char *path)
+{
+	static const char *const backends[] = { "cuda" };
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	size_t len = strlen(base);
+	for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
+		size_t b = strlen(backends[i]);
+		if (len > b + 4 && base[len - b - 4] == '-' && strncmp(base + len - b - 3, backends[i], b) == 0 &&
+		    strcmp(base + len - 3, ".so") == 0)
+			return backends[i];
+	}
+	return NULL;
+}
+
+int
+st_registry_load_backend(st_registry *r, const char *backend)
+{
+	int loaded = 0;
+	for (int i = 0; i < r->n_deferred; i++) {
+		const char *b = st_registry_deferred_backend(r->deferred[i]);
+		if (b == NULL || strcmp(b, backend) != 0)
+			continue;
+		st_registry_load_file(r, r->deferred[i]);
+		loaded++;
+		/* Loaded (or refused, which the plugin list shows): never again. */
+		free(r->deferred[i]);
+		r->deferred[i--] = r->deferred[--r->n_deferred];
+	}
+	return loaded;
 }
 
 /* The folder holding this program, or NULL; caller frees. */

@@ -118,6 +118,12 @@ typedef struct st_registry {
 	int n_blocks;
 	st_expansion_type *expansions;
 	int n_expansions;
+	/* Plugin files for a device backend ("std-cuda.so": a name ending in
+	 * -cuda), found on the search path but left unloaded until a plan
+	 * runs there (st_registry_load_backend): they link the backend's
+	 * libraries, which a machine without it lacks. */
+	char **deferred;
+	int n_deferred;
 } st_registry;
 
 /* A link's source: output `output` of `layer`. layer NULL = unconnected. */
@@ -423,8 +429,16 @@ st_plugin *st_registry_load_file(st_registry *r, const char *path);
  * they are loaded later (config.json's disabled_plugins); they stay listed,
  * marked disabled. */
 void st_registry_disable(st_registry *r, const char *name);
-/* Loads every "*.so" plugin in dir, in name order. Returns how many files were tried. */
+/* Loads every "*.so" plugin in dir, in name order, except those of a
+ * device backend (st_registry_deferred_backend), which are only noted in
+ * r->deferred. Returns how many files were tried or noted. */
 int st_registry_load_dir(st_registry *r, const char *dir);
+/* The device backend a plugin file belongs to, by its name ("cuda" for
+ * .../std-cuda.so), or NULL for a plugin loaded at once. */
+const char *st_registry_deferred_backend(const char *path);
+/* Loads the deferred plugin files of backend name (once each). Returns how
+ * many were loaded now. */
+int st_registry_load_backend(st_registry *r, const char *backend);
 /* Runs an entry point linked into the program (tests, fuzzers, static builds). */
 st_plugin *st_registry_load_builtin(st_registry *r, const char *origin, st_plugin_entry_fn entry);
 /* The plugin whose code this thread is running (its entry point, a reshape

@@ -50,4 +50,20 @@ expect 0 "$STRATA" edit "$m" -c 'activation t negate_test; save'
 expect 3 "$STRATA" run "$m" --backend fake --random-weights --random-input --no-report
 has err "layer 't'"
 has err "negate_test"
+
+# The conformance runner on another backend: layers it lacks are skipped,
+# never failed (tests/gpu/run runs it on cuda).
+conf="$top_builddir/tests/conformance/onnx-conformance"
+"$conf" --backend fake --filter node/test_relu >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ "$rc" -ne 77 ]; then
+	checks=$((checks + 1))
+	[ "$rc" -eq 0 ] || { echo "FAIL: onnx-conformance --backend fake exited $rc"; cat "$tmp/out" "$tmp/err"; fails=$((fails + 1)); }
+	last="onnx-conformance --backend fake"
+	has out "SKIP node/test_relu: compile: "
+	has out "on the fake backend"
+	has out "0 passed, 0 failed, 1 skipped"
+fi
+expect 2 "$conf" --backend nosuch
+has err "the nosuch backend is unavailable"
 finish

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "st-backend.h"
 #include "st-core.h"
 #include "st-engine.h"
 #include "st-onnx.h"
@@ -23,6 +24,8 @@
 #define DEFAULT_DATA "/usr/share/libonnx-testdata/data"
 #define RTOL 1e-3
 #define ATOL 1e-7
+/* The tolerances in use: RTOL and ATOL, or 1e-2 both in a float16 format. */
+static double tol_rel = RTOL, tol_abs = ATOL;
 
 static const char *const suite_names[] = { "node", "pytorch-converted", "pytorch-operator", "simple" };
 #define N_SUITES ((int)(sizeof suite_names / sizeof suite_names[0]))
@@ -363,7 +366,7 @@ float_agrees(double got, double want)
 		return isnan(want) && isnan(got);
 	if (isinf(want) || isinf(got))
 		return got == want;
-	return fabs(got - want) <= ATOL + RTOL * fabs(want);
+	return fabs(got - want) <= tol_abs + tol_rel * fabs(want);
 }
 
 /* Compares plan output k with the expected tensor. Returns true when they
@@ -434,7 +437,8 @@ typedef enum outcome {
 	OUT_UNSUPPORTED, /* a feature Strata does not have: the reason says which */
 	OUT_REFUSED,     /* import, type check, compile or binding failed */
 	OUT_WRONG,       /* it ran, but failed or computed something else */
-	OUT_CRASHED      /* died or timed out (only seen by the parent) */
+	OUT_CRASHED,     /* died or timed out (only seen by the parent) */
+	OUT_NO_IMPL      /* a layer has no implementation on the backend asked for (--backend) */
 } outcome;
 
 static bool
@@ -612,6 +616,8 @@ typedef struct run_options {
 	const st_registry *registry;
 	int threads;
 	bool verbose;
+	const char *backend; /* "cpu", or another backend (--backend) */
+	int format;          /* an st_tensor_format, or -1 for the model's */
 } run_options;
 
 /* Runs the test in folder dir with weights going to the empty folder
@@ -768,12 +774,18 @@ run_test(const char *dir, const char *weights, const run_options *ro, char *why,
 		goto done;
 	}
 
-	st_plan_options popt = { .format = -1, .threads = ro->threads, .backend = "cpu" };
+	st_plan_options popt = { .format = ro->format, .threads = ro->threads, .backend = ro->backend };
 	st_diag_free(&d);
 	st_diag_init(&d);
 	plan = st_plan_compile(imp.graph, &popt, &d);
 	if (plan == NULL) {
 		snprintf(why, size, "compile: %s", first_error(&d, "failed without a message"));
+		/* On another backend, a layer it lacks is a gap, not a failure. */
+		if (strcmp(ro->backend, "cpu") != 0 && strstr(why, "no loaded plugin implements") != NULL) {
+			result = OUT_NO_IMPL;
+			feature = NULL;
+			goto done;
+		}
 		goto done;
 	}
 	if (st_plan_bind_weights(plan, weights, &d) != 0) {
@@ -831,7 +843,7 @@ run_test(const char *dir, const char *weights, const run_options *ro, char *why,
 
 done:
 	/* A failure that a deliberately missing feature explains is that. */
-	if (result != OUT_PASS && result != OUT_UNSUPPORTED && feature != NULL) {
+	if (result != OUT_PASS && result != OUT_UNSUPPORTED && result != OUT_NO_IMPL && feature != NULL) {
 		result = OUT_UNSUPPORTED;
 		snprintf(why, size, "%s", feature);
 	}
@@ -925,7 +937,7 @@ run_isolated(const char *dir, const char *weights, const run_options *ro, bool n
 			snprintf(why, size, "crashed: signal %d (%s)", sig, strsignal(sig));
 		return OUT_CRASHED;
 	}
-	if (got == 0 || msg[0] < '0' || msg[0] > '0' + OUT_WRONG || !WIFEXITED(status) ||
+	if (got == 0 || msg[0] < '0' || msg[0] > '0' + OUT_NO_IMPL || msg[0] == '0' + OUT_CRASHED || !WIFEXITED(status) ||
 	    WEXITSTATUS(status) != 0) {
 		snprintf(why, size, "the test process exited with status %d without a result",
 		         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -1025,6 +1037,11 @@ usage(FILE *out)
 	        "  --threads N       engine threads per test (default 1)\n"
 	        "  --timeout S       seconds one test may take (default 60)\n"
 	        "  --no-fork         run tests in this process (for debuggers)\n"
+	        "  --backend NAME    run on backend NAME (default cpu); a test with a layer the\n"
+	        "                    backend does not implement is skipped; the tests then run in\n"
+	        "                    this process (a device runtime does not survive fork)\n"
+	        "  --format FORMAT   fp32-nchw, fp32-nhwc, fp16-nchw or fp16-nhwc (default: the\n"
+	        "                    model's); float16 formats compare within 1e-2\n"
 	        "The last line is \"N passed, N failed, N skipped\" (expected failures count as\n"
 	        "skipped). Exit status: 0 all as the manifest says, 1 a difference, 2 bad usage or\n"
 	        "manifest, 77 no test data (1 when STRATA_REQUIRE_REFERENCES=1).\n");
@@ -1035,7 +1052,8 @@ main(int argc, char **argv)
 {
 	const char *filter = NULL, *manifest_path = NULL, *data = DEFAULT_DATA;
 	bool verbose = false, write_manifest = false, no_fork = false;
-	int threads = 1, timeout = 60;
+	int threads = 1, timeout = 60, format = -1;
+	const char *backend = "cpu";
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		bool has_value = i + 1 < argc;
@@ -1059,6 +1077,21 @@ main(int argc, char **argv)
 			write_manifest = true;
 		} else if (strcmp(a, "--no-fork") == 0) {
 			no_fork = true;
+		} else if (strcmp(a, "--backend") == 0 && has_value) {
+			backend = argv[++i];
+		} else if (strcmp(a, "--format") == 0 && has_value) {
+			const char *f = argv[++i];
+			for (int k = 0; k < 4; k++) {
+				if (strcmp(f, st_tensor_format_name((st_tensor_format)k)) == 0)
+					format = k;
+			}
+			if (format < 0) {
+				fprintf(stderr, "onnx-conformance: --format takes fp32-nchw, fp32-nhwc, fp16-nchw or "
+				                "fp16-nhwc, not '%s'\n", f);
+				return 2;
+			}
+			if (f[2] == '1') /* fp16-... */
+				tol_rel = tol_abs = 1e-2;
 		} else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
 			usage(stdout);
 			return 0;
@@ -1067,6 +1100,11 @@ main(int argc, char **argv)
 			usage(stderr);
 			return 2;
 		}
+	}
+	if (write_manifest && (strcmp(backend, "cpu") != 0 || format >= 0)) {
+		fprintf(stderr, "onnx-conformance: the manifest describes the CPU backend in the model's format: "
+		                "--write-manifest takes neither --backend nor --format\n");
+		return 2;
 	}
 	char *default_manifest = st_xasprintf("%s/tests/conformance/onnx-manifest.tsv", ST_SOURCE_DIR);
 	manifest m;
@@ -1102,6 +1140,20 @@ main(int argc, char **argv)
 		return 2;
 	}
 
+	if (strcmp(backend, "cpu") != 0) {
+		char why[1024];
+		if (st_backend_ready(backend, NULL, why, sizeof why) != 0) {
+			fprintf(stderr, "onnx-conformance: %s\n", why);
+			st_registry_free(reg);
+			manifest_free(&m);
+			return 2;
+		}
+		st_registry_load_backend(reg, backend);
+		/* The probe above started the device's runtime in this process,
+		 * which a forked child cannot use (CUDA does not survive fork):
+		 * the tests run here, one after another, without a time limit. */
+		no_fork = true;
+	}
 	char tmpl[4096];
 	const char *tmpdir = getenv("TMPDIR");
 	snprintf(tmpl, sizeof tmpl, "%s/strata-onnx-XXXXXX", tmpdir && tmpdir[0] ? tmpdir : "/tmp");
@@ -1114,7 +1166,8 @@ main(int argc, char **argv)
 	}
 	char *weights = st_xasprintf("%s/weights", tmpl);
 
-	run_options ro = { .registry = reg, .threads = threads, .verbose = verbose };
+	run_options ro = { .registry = reg, .threads = threads, .verbose = verbose, .backend = backend,
+		           .format = format };
 	counts total = { 0 }, per[N_SUITES];
 	memset(per, 0, sizeof per);
 	new_line *lines = NULL;
@@ -1144,6 +1197,9 @@ main(int argc, char **argv)
 					printf("FAIL %s: not in the manifest %s (%s: %s)\n", full, m.path,
 					       o == OUT_PASS ? "it passes" : "it does not pass", o == OUT_PASS ? "add it" : why);
 					c->failed++;
+				} else if (e->status == EXPECT_PASS && o == OUT_NO_IMPL) {
+					printf("SKIP %s: %s\n", full, why);
+					c->skipped++;
 				} else if (e->status == EXPECT_PASS) {
 					if (o == OUT_PASS) {
 						printf("PASS %s\n", full);

@@ -186,3 +186,65 @@ Test(registry, plugins_breaking_the_weight_limit_are_caught)
 	free(path);
 	st_registry_free(r);
 }
+
+/* A device backend's plugins (std-cuda.so) are found but loaded only when
+ * a plan runs there: a machine without the backend's libraries loads
+ * nothing that needs them. */
+Test(registry, device_backend_plugins_wait_for_their_backend)
+{
+	cr_assert_str_eq(st_registry_deferred_backend("/x/std-cuda.so"), "cuda");
+	cr_assert_str_eq(st_registry_deferred_backend("mine-cuda.so"), "cuda");
+	cr_assert_null(st_registry_deferred_backend("/x/cuda.so"));
+	cr_assert_null(st_registry_deferred_backend("/x/-cuda.so"));
+	cr_assert_null(st_registry_deferred_backend("/x/stdcuda.so"));
+	cr_assert_null(st_registry_deferred_backend("/x/std-cuda.so.bak"));
+	cr_assert_null(st_registry_deferred_backend("/x-cuda.so/std.so"));
+	cr_assert_null(st_registry_deferred_backend("/x/engine-test.so"));
+
+	char dir[] = "/tmp/strata-deferred-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	char *good = test_plugin("good");
+	char *cmd = st_xasprintf("cp '%s' '%s/mine-cuda.so'", good, dir);
+	cr_assert_eq(system(cmd), 0);
+	st_registry *r = st_registry_new();
+	cr_assert_eq(st_registry_load_dir(r, dir), 1);
+	cr_assert_eq(r->n_plugins, 0, "nothing loaded yet");
+	cr_assert_eq(r->n_deferred, 1);
+	cr_assert(strstr(r->deferred[0], "/mine-cuda.so") != NULL);
+	cr_assert_eq(st_registry_load_backend(r, "fake"), 0);
+	cr_assert_eq(st_registry_load_backend(r, "cuda"), 1);
+	cr_assert_eq(r->n_plugins, 1);
+	cr_assert(r->plugins[0]->loaded, "%s", r->plugins[0]->refusal ? r->plugins[0]->refusal : "");
+	cr_assert_eq(r->n_deferred, 0);
+	cr_assert_eq(st_registry_load_backend(r, "cuda"), 0, "loaded once");
+	st_registry_free(r);
+	free(cmd);
+	cmd = st_xasprintf("rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+	free(good);
+}
+
+#ifdef ST_HAVE_CUDA
+/* std-cuda loads on any machine with the CUDA libraries (no GPU needed)
+ * and registers implementations the registry accepts, for std's types. */
+Test(registry, std_cuda_registers_its_implementations)
+{
+	const char *top = getenv("top_builddir");
+	cr_assert_not_null(top, "top_builddir is not set (run through make check)");
+	st_registry *r = registry_with_std();
+	char *path = st_xasprintf("%s/plugins/std-cuda/.libs/std-cuda.so", top);
+	st_plugin *p = st_registry_load_file(r, path);
+	cr_assert(p->loaded, "%s: %s", path, p->refusal ? p->refusal : "");
+	cr_assert_eq(p->n_notes, 0, "%s", p->n_notes ? p->notes[0] : "");
+	cr_assert_eq(p->n_layers, 0, "implementations only");
+	static const char *const types[] = { "convolution", "pooling", "fully_connected", "batch_normalization",
+		                             "elementwise", "global_pooling", "softmax", "flatten", "reshape",
+		                             "identity", "dropout" };
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		cr_assert_not_null(st_registry_find_impl(r, types[i], "cuda"), "%s", types[i]);
+	cr_assert_eq(p->n_impls, (int)(sizeof types / sizeof types[0]));
+	free(path);
+	st_registry_free(r);
+}
+#endif
