@@ -288,3 +288,52 @@ kc_batch_norm_fold(const float *scale, const float *bias, const float *mean, con
 	                                                                 channels);
 	return (int)cudaGetLastError();
 }
+
+__global__ void
+resize(const void *x, void *y, int half, int64_t n, kc_resample g, const int64_t *index, const float *weight)
+{
+	for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+		int64_t o[KC_MAX_DIMS], rest = i;
+		for (int d = g.rank - 1; d >= 0; d--) {
+			o[d] = rest % g.out[d];
+			rest /= g.out[d];
+		}
+		int combos = 1;
+		for (int d = 0; d < g.rank; d++)
+			combos *= g.taps[d];
+		float acc = 0.0f;
+		for (int c = 0; c < combos; c++) {
+			int r = c;
+			int64_t at = 0;
+			float w = 1.0f;
+			for (int d = g.rank - 1; d >= 0; d--) {
+				int j = r % g.taps[d];
+				r /= g.taps[d];
+				int64_t t = g.off[d] + o[d] * g.taps[d] + j;
+				int64_t stride = 1;
+				for (int e = d + 1; e < g.rank; e++)
+					stride *= g.in[e];
+				at += index[t] * stride;
+				w *= weight[t];
+			}
+			if (w != 0.0f)
+				acc += w * load(x, half, at);
+		}
+		store(y, half, i, acc);
+	}
+}
+
+extern "C" int
+kc_resize(const void *x, void *y, int half, const kc_resample *g, const int64_t *index, const float *weight,
+          cudaStream_t stream)
+{
+	if (g->rank < 0 || g->rank > KC_MAX_DIMS)
+		return (int)cudaErrorInvalidValue;
+	int64_t n = 1;
+	for (int d = 0; d < g->rank; d++)
+		n *= g->out[d];
+	if (n <= 0)
+		return cudaSuccess;
+	resize<<<blocks_for(n), KC_THREADS, 0, stream>>>(x, y, half, n, *g, index, weight);
+	return (int)cudaGetLastError();
+}

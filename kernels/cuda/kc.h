@@ -93,6 +93,23 @@ typedef enum kc_binary { KC_ADD, KC_SUB, KC_MUL, KC_DIV, KC_MAX, KC_MIN } kc_bin
 int kc_eltwise(const void *a, const void *b, void *y, int half, int rank, const int64_t *out,
                const int64_t *a_strides, const int64_t *b_strides, kc_binary op, kc_act act, cudaStream_t stream);
 
+/*
+ * Resampling with per-axis tables (a resize's plan, made on the host):
+ * output index o of axis d reads input indices index[off[d] + o * taps[d]
+ * + j] with weights weight[same], j < taps[d]; the output value is the sum
+ * over every combination of one tap per axis of the product of weights
+ * times the input value there. Row-major tensors of rank dims, rank at
+ * most KC_MAX_DIMS; index and weight are device memory.
+ */
+typedef struct kc_resample {
+	int rank;
+	int64_t in[KC_MAX_DIMS], out[KC_MAX_DIMS];
+	int taps[KC_MAX_DIMS];
+	int64_t off[KC_MAX_DIMS];
+} kc_resample;
+int kc_resize(const void *x, void *y, int half, const kc_resample *g, const int64_t *index, const float *weight,
+              cudaStream_t stream);
+
 /* Softmax over `axis` of a tensor seen as outer x axis x inner values. */
 int kc_softmax(const void *x, void *y, int half, int64_t outer, int64_t axis, int64_t inner, cudaStream_t stream);
 

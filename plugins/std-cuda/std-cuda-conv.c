@@ -1,6 +1,7 @@
-/* std-cuda: convolution and pooling on the cuda backend, through cuDNN's
- * legacy API (present in cuDNN 9, deprecated only under
- * CUDNN_WARN_DEPRECATED): 2-D images, NCHW or NHWC, float32 or float16. */
+/* std-cuda: convolution, transposed convolution and pooling on the cuda
+ * backend, through cuDNN's legacy API (present in cuDNN 9, deprecated only
+ * under CUDNN_WARN_DEPRECATED): 2-D images, NCHW or NHWC, float32 or
+ * float16. */
 #include "config.h"
 
 #include <inttypes.h>
@@ -145,6 +146,12 @@ typedef struct conv_state {
 	cudnnConvolutionDescriptor_t conv_desc;
 	cudnnActivationDescriptor_t act_desc;
 	cudnnConvolutionFwdAlgo_t algo;
+	/* A transposed convolution (deconvolution): cuDNN's backward data,
+	 * whose "x" is the layer's output and "y" its input, with this
+	 * algorithm; the filter is K = input channels by output channels per
+	 * group. */
+	bool deconv;
+	cudnnConvolutionBwdDataAlgo_t bwd_algo;
 	size_t workspace; /* bytes of L->scratch the algorithm uses */
 	/* cudnnConvolutionBiasActivationForward computes bias and activation
 	 * (float32 with a bias, and a relu or no activation); else
@@ -297,7 +304,9 @@ static int
 conv_filter(st_exec_layer *L, conv_state *s)
 {
 	const k_window *w = &s->w;
-	int64_t out = w->out_channels, in = w->in_channels / w->groups, taps = w->kernel[0] * w->kernel[1];
+	int64_t out = s->deconv ? w->in_channels : w->out_channels;
+	int64_t in = s->deconv ? w->out_channels / w->groups : w->in_channels / w->groups;
+	int64_t taps = w->kernel[0] * w->kernel[1];
 	if (!s->half && !s->nhwc) {
 		scu_free(L, s->filter);
 		s->filter = NULL;
@@ -654,9 +663,179 @@ pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	.layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW) | ST_LAYOUT_BIT(ST_LAYOUT_NHWC), \
 	.dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32) | ST_DTYPE_BIT(ST_DTYPE_FLOAT16)
 
+/* ---- transposed convolution (deconvolution): cuDNN's backward data ---- */
+
+/*
+ * Sets s's descriptors for the transposed convolution L: cuDNN's "x" is
+ * L's output and "y" its input, the filter K = input channels by output
+ * channels per group. cuDNN pads both ends alike, so the crop must be the
+ * same at both ends of each axis (explicit symmetric pads, or same modes
+ * with an even total). 0, or -1 after api->fail.
+ */
+static int
+deconv_set_descs(st_exec_layer *L, const st_host_api *api, conv_state *s)
+{
+	const k_window *w = &s->w;
+	cudnnDataType_t type = s->half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+	int k, c, kh, kw, groups, pad[2], stride[2], dilation[2], channels;
+	if (image_desc(L, api, s->x_desc, &L->outputs[0], "an output dimension") != 0 ||
+	    image_desc(L, api, s->y_desc, &L->inputs[0], "an input dimension") != 0 ||
+	    to_int(L, api, w->in_channels, "the input channels", &k) != 0 ||
+	    to_int(L, api, w->out_channels / w->groups, "the output channels per group", &c) != 0 ||
+	    to_int(L, api, w->kernel[0], "the kernel height", &kh) != 0 ||
+	    to_int(L, api, w->kernel[1], "the kernel width", &kw) != 0 ||
+	    to_int(L, api, w->groups, "groups", &groups) != 0 ||
+	    to_int(L, api, w->out_channels, "num_output", &channels) != 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		if (w->pad_begin[i] != w->pad_end[i]) {
+			api->fail(L, "spatial axis %d crops %" PRId64 " at the beginning and %" PRId64 " at the end; the "
+			             "cuda deconvolution crops both ends alike only",
+			          i, w->pad_begin[i], w->pad_end[i]);
+			return -1;
+		}
+		if (to_int(L, api, w->pad_begin[i], "a pad", &pad[i]) != 0 ||
+		    to_int(L, api, w->stride[i], "a stride", &stride[i]) != 0 ||
+		    to_int(L, api, w->dilation[i], "a dilation", &dilation[i]) != 0)
+			return -1;
+	}
+	cudnnTensorFormat_t format = s->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+	if (scu_cudnn(L, cudnnSetFilter4dDescriptor(s->w_desc, type, format, k, c, kh, kw),
+	              "cudnnSetFilter4dDescriptor") != 0 ||
+	    scu_cudnn(L, cudnnSetConvolution2dDescriptor(s->conv_desc, pad[0], pad[1], stride[0], stride[1],
+	                                                 dilation[0], dilation[1], CUDNN_CROSS_CORRELATION,
+	                                                 CUDNN_DATA_FLOAT),
+	              "cudnnSetConvolution2dDescriptor") != 0 ||
+	    scu_cudnn(L, cudnnSetConvolutionGroupCount(s->conv_desc, groups), "cudnnSetConvolutionGroupCount") != 0 ||
+	    scu_cudnn(L, cudnnSetConvolutionMathType(s->conv_desc, conv_math(L, s)), "cudnnSetConvolutionMathType") != 0)
+		return -1;
+	/* The convolution this one transposes must map the output back onto
+	 * the input's size (output_padding below the stride disappears in the
+	 * division). */
+	int got[4];
+	if (scu_cudnn(L, cudnnGetConvolution2dForwardOutputDim(s->conv_desc, s->x_desc, s->w_desc, &got[0], &got[1],
+	                                                       &got[2], &got[3]),
+	              "cudnnGetConvolution2dForwardOutputDim") != 0)
+		return -1;
+	const int64_t *in = L->inputs[0].shape.dims;
+	if (got[0] != in[0] || got[1] != in[1] || got[2] != in[2] || got[3] != in[3]) {
+		api->fail(L, "cuDNN cannot transpose this convolution (its output would map back to %dx%dx%dx%d, not "
+		             "the input's %" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64 "): output_padding must be less "
+		             "than the stride",
+		          got[0], got[1], got[2], got[3], in[0], in[1], in[2], in[3]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Chooses the backward-data algorithm as conv_algorithm chooses the
+ * forward one. 0, or -1 after api->fail. */
+static int
+deconv_algorithm(st_exec_layer *L, const st_host_api *api, conv_state *s)
+{
+	cudnnHandle_t handle = scu_native(L)->cudnn;
+	cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+	int returned = 0;
+	if (scu_cudnn(L, cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, s->w_desc, s->y_desc, s->conv_desc,
+	                                                             s->x_desc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+	                                                             &returned, perf),
+	              "cudnnGetConvolutionBackwardDataAlgorithm_v7") != 0)
+		return -1;
+	bool found = false;
+	cudnnConvolutionBwdDataAlgo_t best = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+	size_t best_bytes = 0;
+	for (int i = 0; i < returned && i < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT; i++) {
+		if (perf[i].status != CUDNN_STATUS_SUCCESS || !conv_math_allowed(L, s, perf[i].mathType))
+			continue;
+		size_t bytes = 0;
+		if (cudnnGetConvolutionBackwardDataWorkspaceSize(handle, s->w_desc, s->y_desc, s->conv_desc, s->x_desc,
+		                                                 perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS)
+			continue;
+		if (bytes <= CONV_WORKSPACE_LIMIT) {
+			best = perf[i].algo;
+			best_bytes = bytes;
+			found = true;
+			break;
+		}
+		if (!found || bytes < best_bytes) {
+			best = perf[i].algo;
+			best_bytes = bytes;
+			found = true;
+		}
+	}
+	if (!found) {
+		api->fail(L, "cudnnGetConvolutionBackwardDataAlgorithm_v7: none of the %d algorithms proposed runs this "
+		             "deconvolution in %s%s", returned, s->half ? "float16" : "float32",
+		          s->half || L->ctx->device->allow_tf32 ? "" : " without TF32");
+		return -1;
+	}
+	s->bwd_algo = best;
+	s->workspace = best_bytes;
+	return 0;
+}
+
+static int
+deconv_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	k_window w;
+	if (std_deconv_window(L, api, &w) != 0 || image_tensors(L, api, "deconvolution") != 0)
+		return -1;
+	kc_act act;
+	if (scu_act_of(L, &act) != 0)
+		return -1;
+	conv_state *s = conv_state_of(L);
+	s->w = w;
+	s->deconv = true;
+	s->half = scu_half(&L->inputs[0]);
+	s->nhwc = L->inputs[0].layout == ST_LAYOUT_NHWC;
+	s->empty = empty_images(L);
+	s->fused = false;
+	s->workspace = 0;
+	L->scratch_bytes = 0;
+	if (s->empty)
+		return 0;
+	if (conv_descs_made(L, s) != 0 || deconv_set_descs(L, api, s) != 0 || conv_filter(L, s) != 0 ||
+	    deconv_algorithm(L, api, s) != 0)
+		return -1;
+	L->scratch_bytes = s->workspace;
+	return 0;
+}
+
+/* Enqueues the transposed convolution, then the bias and activation in
+ * place on the output. */
+static int
+deconv_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	(void)ctx;
+	conv_state *s = L->state;
+	if (s->empty)
+		return 0;
+	const st_cuda_native *native = scu_native(L);
+	const void *filter = s->filter != NULL ? s->filter : L->weights[0].data;
+	void *workspace = s->workspace != 0 ? L->scratch : NULL;
+	void *y = L->outputs[0].data;
+	if (scu_cudnn(L, cudnnConvolutionBackwardData(native->cudnn, &scale_one, s->w_desc, filter, s->y_desc,
+	                                              L->inputs[0].data, s->conv_desc, s->bwd_algo, workspace,
+	                                              s->workspace, &scale_zero, s->x_desc, y),
+	              "cudnnConvolutionBackwardData") != 0)
+		return -1;
+	kc_act act;
+	if (scu_act_of(L, &act) != 0)
+		return -1;
+	const float *bias = L->params[DECONV_BIAS].b ? L->weights[1].data : NULL;
+	if (bias == NULL && act.kind == KC_ACT_NONE)
+		return 0;
+	const int64_t *dims = L->outputs[0].shape.dims;
+	return scu_cuda(L, (cudaError_t)kc_bias_act(y, y, s->half, s->nhwc, dims[0], dims[1], dims[2] * dims[3], bias,
+	                                            act, native->stream),
+	                "kc_bias_act");
+}
+
 const st_impl_desc scu_conv_impls[] = {
 	{ .layer = "convolution", CUDA_IMAGES, .flags = ST_IMPL_FUSES_ACTIVATION, .prepare = conv_prepare,
 	  .run = conv_run, .release = conv_release },
 	{ .layer = "pooling", CUDA_IMAGES, .prepare = pool_prepare, .run = pool_run, .release = pool_release },
+	{ .layer = "deconvolution", CUDA_IMAGES, .flags = ST_IMPL_FUSES_ACTIVATION, .prepare = deconv_prepare,
+	  .run = deconv_run, .release = conv_release },
 };
 const int scu_conv_impl_count = STD_COUNT(scu_conv_impls);

@@ -1,11 +1,13 @@
 /* std-cuda: element-wise operations, batch normalisation, fully connected
- * layers (cuBLAS), global pooling, softmax, and the layers that copy
- * (identity, dropout, flatten, reshape), on the cuda backend. */
+ * layers (cuBLAS), global pooling, softmax, concatenation, resize, and the
+ * layers that copy (identity, dropout, flatten, reshape), on the cuda
+ * backend. */
 #include "config.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "k-tensor.h"
 #include "std-cuda.h"
 
 #define FLOATS (ST_DTYPE_BIT(ST_DTYPE_FLOAT32) | ST_DTYPE_BIT(ST_DTYPE_FLOAT16))
@@ -447,6 +449,245 @@ softmax_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	return scu_cuda(L, (cudaError_t)e, "kc_softmax");
 }
 
+/* ---- concatenation: one strided copy per input ---- */
+
+/* Whether the join can run channels last: images of rank 4 joined along
+ * the samples or the channels. */
+static bool
+concat_nhwc_fits(const st_exec_layer *L, int axis)
+{
+	for (int i = 0; i < L->n_inputs; i++) {
+		if (L->inputs[i].shape.rank != 4)
+			return false;
+	}
+	return (axis == 0 || axis == 1) && L->outputs[0].shape.rank == 4;
+}
+
+static st_layout
+concat_choose_layout(const st_exec_layer *L)
+{
+	int axis = std_axis(L->params[CONCAT_AXIS].i, L->outputs[0].shape.rank);
+	for (int i = 0; i < L->n_inputs; i++) {
+		if (L->inputs[i].layout == ST_LAYOUT_NHWC && concat_nhwc_fits(L, axis))
+			return ST_LAYOUT_NHWC;
+	}
+	return ST_LAYOUT_NCHW;
+}
+
+/* t seen as rows x width elements in memory, joined with the others along
+ * the width: the dimensions before the axis make the rows, the axis and
+ * those after it the width (channels last, N H W rows of C for a join of
+ * channels). */
+static void
+concat_rows(const st_tensor *t, int axis, int64_t *rows, int64_t *width)
+{
+	const st_shape *s = &t->shape;
+	if (t->layout == ST_LAYOUT_NHWC && s->rank == 4 && axis == 1) {
+		*rows = s->dims[0] * s->dims[2] * s->dims[3];
+		*width = s->dims[1];
+		return;
+	}
+	if (t->layout == ST_LAYOUT_NHWC && s->rank == 4) { /* axis 0: whole images */
+		*rows = 1;
+		*width = scu_elements(s);
+		return;
+	}
+	*rows = 1;
+	*width = 1;
+	for (int i = 0; i < s->rank; i++) {
+		if (i < axis)
+			*rows *= s->dims[i];
+		else
+			*width *= s->dims[i];
+	}
+}
+
+static int
+concat_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	if (float_tensors(L) != 0)
+		return -1;
+	const st_shape *out = &L->outputs[0].shape;
+	int axis = std_axis(L->params[CONCAT_AXIS].i, out->rank);
+	if (axis < 0) {
+		api->fail(L, "axis %lld is out of range for rank %d", (long long)L->params[CONCAT_AXIS].i, out->rank);
+		return -1;
+	}
+	if (L->outputs[0].layout == ST_LAYOUT_NHWC && !concat_nhwc_fits(L, axis)) {
+		api->fail(L, "channels last the cuda concatenation joins images of rank 4 along the samples or the "
+		             "channels only");
+		return -1;
+	}
+	for (int i = 0; i < L->n_inputs; i++) {
+		if (L->inputs[i].data == NULL || L->inputs[i].layout != L->outputs[0].layout) {
+			api->fail(L, "input %d is missing or not in the output's layout", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int
+concat_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	(void)ctx;
+	const st_tensor *out = &L->outputs[0];
+	int axis = std_axis(L->params[CONCAT_AXIS].i, out->shape.rank);
+	size_t elem = scu_half(out) ? 2u : 4u;
+	int64_t rows, out_width;
+	concat_rows(out, axis, &rows, &out_width);
+	int64_t at = 0;
+	for (int i = 0; i < L->n_inputs; i++) {
+		int64_t r, width;
+		concat_rows(&L->inputs[i], axis, &r, &width);
+		if (r > 0 && width > 0) {
+			cudaError_t e = cudaMemcpy2DAsync((char *)out->data + (size_t)at * elem, (size_t)out_width * elem,
+			                                  L->inputs[i].data, (size_t)width * elem, (size_t)width * elem,
+			                                  (size_t)r, cudaMemcpyDeviceToDevice, scu_native(L)->stream);
+			if (scu_cuda(L, e, "cudaMemcpy2DAsync") != 0)
+				return -1;
+		}
+		at += width;
+	}
+	return 0;
+}
+
+/* ---- resize: the CPU's tables (k_resize_plan), uploaded ---- */
+
+typedef struct resize_state {
+	kc_resample g;
+	void *tables;       /* device: every axis's indices (int64), then weights (float) */
+	int64_t n_taps;     /* entries of each */
+} resize_state;
+
+static void
+resize_release(st_exec_layer *L)
+{
+	resize_state *s = L->state;
+	if (s == NULL)
+		return;
+	scu_free(L, s->tables);
+	free(s);
+	L->state = NULL;
+}
+
+/* The factor each axis uses in ONNX's coordinate mapping, as the CPU's
+ * resize takes it (std-shape-cpu.c). */
+static void
+resize_scales(const st_exec_layer *L, float *scales)
+{
+	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
+	const st_value *given = &L->params[RESIZE_SCALES];
+	bool by_size = L->params[RESIZE_SIZES].count > 0;
+	int rank = in->rank, count = given->count;
+	int first = rank >= 3 && (count == 1 || count == rank - 2) ? 2 : 0;
+	for (int k = 0; k < rank; k++) {
+		if (by_size)
+			scales[k] = (float)out->dims[k] / (float)in->dims[k];
+		else if (k >= first && count > 0)
+			scales[k] = (float)given->floats[count == 1 ? 0 : k - first];
+		else
+			scales[k] = 1.0f;
+	}
+}
+
+static int
+resize_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	if (float_tensors(L) != 0)
+		return -1;
+	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
+	if (in->rank != out->rank || in->rank > KC_MAX_DIMS) {
+		api->fail(L, "the cuda resize takes an input and output of one rank, at most %d", KC_MAX_DIMS);
+		return -1;
+	}
+	for (int k = 0; k < in->rank; k++) {
+		if (in->dims[k] == 0 && out->dims[k] != 0) {
+			api->fail(L, "axis %d of the input is empty, so it cannot be resized to %lld", k,
+			          (long long)out->dims[k]);
+			return -1;
+		}
+	}
+	k_resize_desc d = {
+		.mode = (k_resize_mode)L->params[RESIZE_MODE].i,
+		.coord = (k_coord_mode)L->params[RESIZE_COORDINATES].i,
+		.nearest = (k_nearest_mode)L->params[RESIZE_NEAREST_MODE].i,
+		.cubic_a = (float)L->params[RESIZE_CUBIC_A].f,
+		.exclude_outside = L->params[RESIZE_EXCLUDE_OUTSIDE].b,
+	};
+	resize_scales(L, d.scales);
+	void *memory = malloc(k_resize_plan_bytes(&d, in, out));
+	if (memory == NULL)
+		abort();
+	const k_resize_plan *plan = k_resize_plan_init(memory, &d, in, out);
+	/* The tables on the host: an axis that maps onto itself has one tap. */
+	kc_resample g = { .rank = in->rank };
+	int64_t total = 0;
+	for (int k = 0; k < in->rank; k++) {
+		g.in[k] = in->dims[k];
+		g.out[k] = out->dims[k];
+		g.taps[k] = plan->axis[k].identity ? 1 : plan->axis[k].taps;
+		g.off[k] = total;
+		total += out->dims[k] * g.taps[k];
+	}
+	size_t bytes = (size_t)total * (sizeof(int64_t) + sizeof(float));
+	char *host = malloc(bytes ? bytes : 1);
+	if (host == NULL)
+		abort();
+	int64_t *index = (int64_t *)(void *)host;
+	float *weight = (float *)(void *)(index + total);
+	for (int k = 0; k < in->rank; k++) {
+		const k_resize_axis *a = &plan->axis[k];
+		for (int64_t o = 0; o < out->dims[k]; o++) {
+			for (int j = 0; j < g.taps[k]; j++) {
+				int64_t t = g.off[k] + o * g.taps[k] + j;
+				index[t] = a->identity ? o : a->index[o * a->taps + j];
+				weight[t] = a->identity ? 1.0f : a->weight[o * a->taps + j];
+			}
+		}
+	}
+	free(memory);
+	resize_state *s = L->state;
+	if (s == NULL) {
+		s = calloc(1, sizeof *s);
+		if (s == NULL)
+			abort();
+		L->state = s;
+	}
+	scu_free(L, s->tables);
+	s->tables = NULL;
+	s->g = g;
+	s->n_taps = total;
+	int rc = 0;
+	if (bytes > 0) {
+		st_device *dev = L->ctx->device;
+		s->tables = scu_alloc(L, bytes);
+		/* The host tables go once the copy is done. */
+		if (s->tables == NULL)
+			rc = -1;
+		else if (dev->upload(dev, s->tables, host, bytes) != 0 || dev->sync(dev) != 0) {
+			api->fail(L, "uploading the resize tables: %s", dev->error(dev));
+			rc = -1;
+		}
+	}
+	free(host);
+	return rc;
+}
+
+static int
+resize_run(st_exec_layer *L, const st_exec_ctx *ctx)
+{
+	(void)ctx;
+	const resize_state *s = L->state;
+	if (s->tables == NULL)
+		return 0;
+	const int64_t *index = s->tables;
+	const float *weight = (const float *)(const void *)(index + s->n_taps);
+	int e = kc_resize(L->inputs[0].data, L->outputs[0].data, scu_half(&L->inputs[0]), &s->g, index, weight,
+	                  scu_native(L)->stream);
+	return scu_cuda(L, (cudaError_t)e, "kc_resize");
+}
+
 const st_impl_desc scu_tensor_impls[] = {
 	{ .layer = "identity", .backend = "cuda", .layouts = BOTH, .dtypes = FLOATS, .prepare = copy_prepare,
 	  .run = copy_run },
@@ -467,5 +708,10 @@ const st_impl_desc scu_tensor_impls[] = {
 	  .prepare = global_pool_prepare, .run = global_pool_run },
 	{ .layer = "softmax", .backend = "cuda", .layouts = NCHW, .dtypes = FLOATS, .prepare = softmax_prepare,
 	  .run = softmax_run },
+	{ .layer = "resize", .backend = "cuda", .layouts = NCHW, .dtypes = FLOATS, .prepare = resize_prepare,
+	  .run = resize_run, .release = resize_release },
+	{ .layer = "concatenation", .backend = "cuda", .layouts = BOTH, .dtypes = FLOATS,
+	  .flags = ST_IMPL_CHOOSES_LAYOUT, .prepare = concat_prepare, .run = concat_run,
+	  .choose_layout = concat_choose_layout },
 };
 const int scu_tensor_impl_count = (int)(sizeof scu_tensor_impls / sizeof scu_tensor_impls[0]);

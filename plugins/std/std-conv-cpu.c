@@ -943,3 +943,20 @@ std_pool_window(st_exec_layer *L, const st_host_api *api, k_window *w)
 	}
 	return window_sizes(L, api, (int)L->params[POOL_PADDING].i, L->params[POOL_CEIL_MODE].b, w);
 }
+
+int
+std_deconv_window(st_exec_layer *L, const st_host_api *api, k_window *w)
+{
+	int64_t output_padding[K_MAX_SPATIAL];
+	int spatial = image_rank(L, api);
+	if (spatial < 0 || window_read(L, api, &deconv_window, spatial, w) != 0 ||
+	    per_axis(L, api, DECONV_OUTPUT_PADDING, spatial, 0, output_padding) != 0)
+		return -1;
+	w->groups = L->params[DECONV_GROUPS].i;
+	if (num_output_matches(L, api, w->out_channels, DECONV_NUM_OUTPUT) != 0 ||
+	    deconv_sizes(L, api, (int)L->params[DECONV_PADDING].i, output_padding, w) != 0 ||
+	    check_filters(L, api, w, w->in_channels, w->out_channels / (w->groups ? w->groups : 1),
+	                  L->params[DECONV_BIAS].b) != 0)
+		return -1;
+	return 0;
+}

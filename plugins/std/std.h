@@ -139,6 +139,10 @@ struct k_window;
  * 0, or -1 after api->fail. */
 int std_conv_window(st_exec_layer *L, const st_host_api *api, struct k_window *w);
 int std_pool_window(st_exec_layer *L, const st_host_api *api, struct k_window *w);
+/* The same for a transposed convolution: pad_begin and pad_end are what is
+ * cropped from its full output (negative where outputs no input reaches
+ * are added). */
+int std_deconv_window(st_exec_layer *L, const st_host_api *api, struct k_window *w);
 
 /* The entry point; also callable directly when the collection is linked in. */
 int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);

@@ -240,7 +240,7 @@ Test(registry, std_cuda_registers_its_implementations)
 	cr_assert_eq(p->n_layers, 0, "implementations only");
 	static const char *const types[] = { "convolution", "pooling", "fully_connected", "batch_normalization",
 		                             "elementwise", "global_pooling", "softmax", "flatten", "reshape",
-		                             "identity", "dropout" };
+		                             "identity", "dropout", "concatenation", "deconvolution", "resize" };
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
 		cr_assert_not_null(st_registry_find_impl(r, types[i], "cuda"), "%s", types[i]);
 	cr_assert_eq(p->n_impls, (int)(sizeof types / sizeof types[0]));
