@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -371,6 +372,92 @@ conv_math_allowed(const st_exec_layer *L, const conv_state *s, cudnnMathType_t m
 }
 
 /*
+ * The algorithm cache's key of s's configuration (kind "fwd" or "bwd-data"):
+ * every shape and setting an algorithm's choice depends on, as text.
+ */
+static void
+conv_key(const st_exec_layer *L, const conv_state *s, const char *kind, char *key, size_t size)
+{
+	const k_window *w = &s->w;
+	const int64_t *x = L->inputs[0].shape.dims, *y = L->outputs[0].shape.dims;
+	snprintf(key, size,
+	         "%s x%" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64 " y%" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64
+	         " k%" PRId64 "x%" PRId64 " pad%" PRId64 ",%" PRId64 " stride%" PRId64 ",%" PRId64
+	         " dilation%" PRId64 ",%" PRId64 " groups%" PRId64 " %s %s math%d",
+	         kind, x[0], x[1], x[2], x[3], y[0], y[1], y[2], y[3], w->kernel[0], w->kernel[1], w->pad_begin[0],
+	         w->pad_begin[1], w->stride[0], w->stride[1], w->dilation[0], w->dilation[1], w->groups,
+	         s->half ? "f16" : "f32", s->nhwc ? "nhwc" : "nchw", (int)conv_math(L, s));
+}
+
+/* A workspace for a measured search: as much as CONV_WORKSPACE_LIMIT, or
+ * less where the device has less free (NULL and 0 when none). Freed with
+ * scu_free; cudnnFind* times only algorithms that fit. */
+static void *
+search_workspace(st_exec_layer *L, size_t *bytes)
+{
+	size_t free_bytes = 0, total = 0;
+	*bytes = CONV_WORKSPACE_LIMIT;
+	if (cudaMemGetInfo(&free_bytes, &total) == cudaSuccess && free_bytes / 2 < *bytes)
+		*bytes = free_bytes / 2;
+	st_device *dev = L->ctx->device;
+	void *ws = *bytes ? dev->alloc(dev, *bytes) : NULL;
+	if (ws == NULL)
+		*bytes = 0;
+	return ws;
+}
+
+/* The forward algorithm measured fastest for s (cudnnFindConvolution-
+ * ForwardAlgorithmEx on the layer's own buffers, before any run), kept in
+ * the algorithm cache. 0, or -1 after api->fail. */
+static int
+conv_measure(st_exec_layer *L, const st_host_api *api, conv_state *s, const char *key)
+{
+	cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+	int returned = 0;
+	size_t ws_bytes;
+	void *ws = search_workspace(L, &ws_bytes);
+	const void *filter = s->filter != NULL ? s->filter : L->weights[0].data;
+	cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(
+	    scu_native(L)->cudnn, s->x_desc, L->inputs[0].data, s->w_desc, filter, s->conv_desc, s->y_desc,
+	    L->outputs[0].data, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, ws, ws_bytes);
+	scu_free(L, ws);
+	if (scu_cudnn(L, st, "cudnnFindConvolutionForwardAlgorithmEx") != 0)
+		return -1;
+	/* Fastest first: the first that succeeded and keeps the precision. */
+	for (int i = 0; i < returned && i < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; i++) {
+		if (perf[i].status != CUDNN_STATUS_SUCCESS || !conv_math_allowed(L, s, perf[i].mathType))
+			continue;
+		s->algo = perf[i].algo;
+		s->workspace = perf[i].memory;
+		st_algo_choice c = { .algo = (int)perf[i].algo, .math = (int)perf[i].mathType,
+			             .workspace = perf[i].memory, .ms = perf[i].time };
+		(void)api->algo_keep(L, key, &c);
+		return 0;
+	}
+	api->fail(L, "cudnnFindConvolutionForwardAlgorithmEx: none of the %d algorithms timed runs this convolution "
+	             "in %s", returned, s->half ? "float16" : "float32");
+	return -1;
+}
+
+/* The choice kept for key, when it still fits s: 1 with s->algo and
+ * s->workspace set, else 0. */
+static int
+conv_kept(st_exec_layer *L, const st_host_api *api, conv_state *s, const char *key)
+{
+	st_algo_choice c;
+	if (!ST_HOST_HAS(api, algo_find) || api->algo_find(L, key, &c) != 0 || c.algo < 0 ||
+	    c.algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
+		return 0;
+	size_t bytes = 0;
+	if (cudnnGetConvolutionForwardWorkspaceSize(scu_native(L)->cudnn, s->x_desc, s->w_desc, s->conv_desc, s->y_desc,
+	                                            (cudnnConvolutionFwdAlgo_t)c.algo, &bytes) != CUDNN_STATUS_SUCCESS)
+		return 0;
+	s->algo = (cudnnConvolutionFwdAlgo_t)c.algo;
+	s->workspace = bytes;
+	return 1;
+}
+
+/*
  * Chooses s's algorithm from cuDNN's heuristics (cudnnGetConvolution-
  * ForwardAlgorithm_v7, best first): the first that succeeds, keeps the
  * precision and needs at most CONV_WORKSPACE_LIMIT bytes of workspace
@@ -381,6 +468,14 @@ conv_math_allowed(const st_exec_layer *L, const conv_state *s, cudnnMathType_t m
 static int
 conv_algorithm(st_exec_layer *L, const st_host_api *api, conv_state *s)
 {
+	/* A measured choice kept earlier, then a new measurement when asked
+	 * for, then the heuristics. */
+	char key[512];
+	conv_key(L, s, "fwd", key, sizeof key);
+	if (conv_kept(L, api, s, key))
+		return 0;
+	if (L->ctx->device->measure_algorithms && ST_HOST_HAS(api, algo_keep))
+		return conv_measure(L, api, s, key);
 	cudnnHandle_t handle = scu_native(L)->cudnn;
 	cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
 	int returned = 0;
@@ -733,6 +828,46 @@ deconv_set_descs(st_exec_layer *L, const st_host_api *api, conv_state *s)
 static int
 deconv_algorithm(st_exec_layer *L, const st_host_api *api, conv_state *s)
 {
+	char key[512];
+	conv_key(L, s, "bwd-data", key, sizeof key);
+	st_algo_choice kept;
+	if (ST_HOST_HAS(api, algo_find) && api->algo_find(L, key, &kept) == 0 && kept.algo >= 0 &&
+	    kept.algo < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT) {
+		size_t bytes = 0;
+		if (cudnnGetConvolutionBackwardDataWorkspaceSize(scu_native(L)->cudnn, s->w_desc, s->y_desc, s->conv_desc,
+		                                                 s->x_desc, (cudnnConvolutionBwdDataAlgo_t)kept.algo,
+		                                                 &bytes) == CUDNN_STATUS_SUCCESS) {
+			s->bwd_algo = (cudnnConvolutionBwdDataAlgo_t)kept.algo;
+			s->workspace = bytes;
+			return 0;
+		}
+	}
+	if (L->ctx->device->measure_algorithms && ST_HOST_HAS(api, algo_keep)) {
+		cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+		int returned = 0;
+		size_t ws_bytes;
+		void *ws = search_workspace(L, &ws_bytes);
+		const void *filter = s->filter != NULL ? s->filter : L->weights[0].data;
+		cudnnStatus_t st = cudnnFindConvolutionBackwardDataAlgorithmEx(
+		    scu_native(L)->cudnn, s->w_desc, filter, s->y_desc, L->inputs[0].data, s->conv_desc, s->x_desc,
+		    L->outputs[0].data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf, ws, ws_bytes);
+		scu_free(L, ws);
+		if (scu_cudnn(L, st, "cudnnFindConvolutionBackwardDataAlgorithmEx") != 0)
+			return -1;
+		for (int i = 0; i < returned && i < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT; i++) {
+			if (perf[i].status != CUDNN_STATUS_SUCCESS || !conv_math_allowed(L, s, perf[i].mathType))
+				continue;
+			s->bwd_algo = perf[i].algo;
+			s->workspace = perf[i].memory;
+			st_algo_choice c = { .algo = (int)perf[i].algo, .math = (int)perf[i].mathType,
+				             .workspace = perf[i].memory, .ms = perf[i].time };
+			(void)api->algo_keep(L, key, &c);
+			return 0;
+		}
+		api->fail(L, "cudnnFindConvolutionBackwardDataAlgorithmEx: none of the %d algorithms timed runs this "
+		             "deconvolution in %s", returned, s->half ? "float16" : "float32");
+		return -1;
+	}
 	cudnnHandle_t handle = scu_native(L)->cudnn;
 	cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
 	int returned = 0;

@@ -91,4 +91,14 @@ int st_algo_cache_save(st_algo_cache *c, const char *path, char *err, size_t err
  * or not absolute); NULL when no home folder is known. Caller frees. */
 char *st_algo_cache_default_path(void);
 
+/* ------------------------------------------------------------------------
+ * backend-algo-host.c: api->algo_find and api->algo_keep (plugin ABI 2.8)
+ * ------------------------------------------------------------------------ */
+
+/* The choice kept for key on L's device (its name and the module's library
+ * versions pick the pair), from the default file: 0, or -1 when none. */
+int st_algo_host_find(const st_exec_layer *L, const char *key, st_algo_choice *out);
+/* Keeps a choice and saves the file (merged, atomically): 0, or -1. */
+int st_algo_host_keep(const st_exec_layer *L, const char *key, const st_algo_choice *choice);
+
 #endif

@@ -24,6 +24,11 @@
 #define ST_BACKEND_ABI_VERSION 1u
 #define ST_BACKEND_ABI_MINOR 1u
 
+/* Flags of st_backend_module.open: st_device's allow_tf32 and
+ * measure_algorithms. */
+#define ST_DEVICE_ALLOW_TF32 0x1u
+#define ST_DEVICE_MEASURE 0x2u
+
 /* One device as the module sees it. */
 typedef struct st_backend_device {
 	char name[128];          /* "NVIDIA H100 80GB HBM3" */
@@ -55,9 +60,10 @@ typedef struct st_backend_module {
 	/* ---- ABI 1.1: running plans (read only when abi_minor >= 1) ---- */
 
 	/* Opens device index for one plan: its memory, one stream, the
-	 * libraries' handles. NULL with the reason in why. Freed by close,
-	 * which frees whatever memory of it is left and drops the recording. */
-	st_device *(*open)(int index, bool allow_tf32, char *why, size_t why_size);
+	 * libraries' handles, with ST_DEVICE_* flags. NULL with the reason in
+	 * why. Freed by close, which frees whatever memory of it is left and
+	 * drops the recording. */
+	st_device *(*open)(int index, unsigned flags, char *why, size_t why_size);
 	void (*close)(st_device *dev);
 	/* Page-locked host memory the device copies from and to at full
 	 * speed (inputs and outputs pass through it); NULL when none. */

@@ -200,7 +200,8 @@ cli_plan_prepare_model(const cli_args *a, const char *cmd, const char *path, boo
 	st_diag d;
 	st_diag_init(&d);
 	st_plan_options opt = { .format = format, .threads = (int)threads, .backend = backend, .cancel = cancel,
-		                .keep_outputs = keep_outputs, .allow_tf32 = cli_flag(a, "allow-tf32") };
+		                .keep_outputs = keep_outputs, .allow_tf32 = cli_flag(a, "allow-tf32"),
+		                .measure_algorithms = cli_flag(a, "measure-algorithms") };
 	plan = cp->plan = st_plan_compile(g, &opt, &d);
 	st_diag_print(&d, stderr);
 	st_diag_free(&d);

@@ -63,6 +63,8 @@ static const cli_option run_options[] = {
 	{ "output", 'o', "[NAME=]FILE", "write an output layer's tensor to FILE (.npy, or .png for images)", true },
 	{ "backend", 0, "cpu|cuda", "where to run (default cpu; strata devices lists them)", false },
 	{ "allow-tf32", 0, NULL, "on a GPU, let float32 layers compute in TF32 (faster, 10-bit mantissa)", false },
+	{ "measure-algorithms", 0, NULL,
+	  "on a GPU, time each convolution's algorithms once and keep the fastest (the algorithm cache)", false },
 	{ "format", 0, "FORMAT", "fp32-nchw, fp32-nhwc, fp16-nchw or fp16-nhwc (default: the model's)", false },
 	{ "threads", 't', "N", "worker threads (default: every core)", false },
 	{ "iterations", 'n', "N", "timed runs (default 1)", false },

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core-edit.h"
+#include "st-algo-cache.h"
 #include "st-core.h"
 #include "st-io.h"
 
@@ -654,6 +655,8 @@ const st_host_api st_host = {
 	.expand_link = expand_host_link,
 	.expand_output = expand_host_output,
 	.expand_fail = expand_host_fail,
+	.algo_find = st_algo_host_find,
+	.algo_keep = st_algo_host_keep,
 };
 
 /* ---- registry ---- */

@@ -46,7 +46,7 @@ extern "C" {
  * that flag. Minor 8 added devices: st_exec_ctx.device (the device memory
  * and stream of a backend other than the CPU) and st_exec_layer.ctx
  * (the context at prepare, so that an implementation can keep state in
- * device memory).
+ * device memory), and api->algo_find and api->algo_keep.
  */
 #define ST_PLUGIN_ABI_MINOR 8u
 
@@ -272,6 +272,11 @@ struct st_device {
 	const void *native;
 	/* FP32 layers may compute in TF32 (--allow-tf32). */
 	bool allow_tf32;
+	/* Implementations time their candidate algorithms once per
+	 * configuration and keep the fastest (api->algo_keep) rather than
+	 * take the library's heuristic choice (--measure-algorithms); a
+	 * choice already kept is used either way. */
+	bool measure_algorithms;
 	/* bytes of device memory, aligned to 256 bytes; NULL when there is no
 	 * room (error() says so). Freed with free_mem. */
 	void *(*alloc)(st_device *dev, size_t bytes);
@@ -287,6 +292,14 @@ struct st_device {
 	 * 2.0 GiB: out of memory"); owned by the device. */
 	const char *(*error)(const st_device *dev);
 };
+
+/* ABI 2.8: one choice of the algorithm-choice cache (api->algo_find). */
+typedef struct st_algo_choice {
+	int algo;           /* the library's algorithm number */
+	int math;           /* the library's math mode number */
+	uint64_t workspace; /* bytes of workspace it needs */
+	double ms;          /* the time measured; negative when unknown */
+} st_algo_choice;
 
 /* What run receives: the thread pool, and the host API for api->fail. */
 struct st_exec_ctx {
@@ -591,6 +604,19 @@ struct st_host_api {
 		__attribute__((format(printf, 2, 3)))
 #endif
 		;
+
+	/* ---- ABI 2.8: the algorithm-choice cache of device backends ----
+	 * What an implementation on a device measured best for one of its
+	 * configurations (a cuDNN convolution's algorithm for a shape), kept
+	 * per device and library versions in the user's cache folder
+	 * (docs/cuda.md), so that the search runs once. key is the
+	 * implementation's own text for the configuration (at most 4096
+	 * bytes); L runs on a device (L->ctx->device). algo_find returns 0
+	 * with the choice in *out, or -1 when none is kept; algo_keep returns
+	 * 0 once the choice is saved, or -1 (the cache stays as it was when
+	 * its file could not be read: a damaged file is never overwritten). */
+	int (*algo_find)(const st_exec_layer *L, const char *key, st_algo_choice *out);
+	int (*algo_keep)(const st_exec_layer *L, const char *key, const st_algo_choice *choice);
 };
 
 /* The host's colour maps for api->colormap_rgb; the numbers never change. */

@@ -49,7 +49,9 @@ plan_device_open(st_plan *p, st_diag *d)
 		            p->backend);
 		return -1;
 	}
-	st_device *dev = mod->open(0, p->opt.allow_tf32, why, sizeof why);
+	unsigned flags = (p->opt.allow_tf32 ? ST_DEVICE_ALLOW_TF32 : 0) |
+	                 (p->opt.measure_algorithms ? ST_DEVICE_MEASURE : 0);
+	st_device *dev = mod->open(0, flags, why, sizeof why);
 	if (dev == NULL) {
 		st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "the %s backend cannot open %s: %s", p->backend,
 		            p->dev_info.name, why);

@@ -39,6 +39,10 @@ typedef struct st_plan_options {
 	/* On a device backend, float32 layers may compute in TF32 (tensor
 	 * cores, 10-bit mantissa): faster, less exact. Off by default. */
 	bool allow_tf32;
+	/* On a device backend, convolutions time their candidate algorithms
+	 * once per shape and keep the fastest in the algorithm cache
+	 * (docs/cuda.md) instead of taking the library's heuristic choice. */
+	bool measure_algorithms;
 } st_plan_options;
 
 /* What a plan step is. */

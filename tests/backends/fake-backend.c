@@ -252,7 +252,7 @@ dev_error(const st_device *dev)
 }
 
 static st_device *
-dev_open(int index, bool allow_tf32, char *why, size_t why_size)
+dev_open(int index, unsigned flags, char *why, size_t why_size)
 {
 	if (index < 0 || index >= FAKE_DEVICES) {
 		snprintf(why, why_size, "no fake device %d", index);
@@ -263,7 +263,8 @@ dev_open(int index, bool allow_tf32, char *why, size_t why_size)
 		abort();
 	f->native = (fake_native){ .launch = launch, .owns = owns };
 	f->pub = (st_device){ .backend = FAKE_NAME, .index = index, .native = &f->native,
-		              .allow_tf32 = allow_tf32, .alloc = dev_alloc, .free_mem = dev_free,
+		              .allow_tf32 = (flags & ST_DEVICE_ALLOW_TF32) != 0,
+		              .measure_algorithms = (flags & ST_DEVICE_MEASURE) != 0, .alloc = dev_alloc, .free_mem = dev_free,
 		              .upload = upload, .download = download, .sync = dev_sync, .error = dev_error };
 	totals.opened++;
 	return &f->pub;

@@ -7,8 +7,10 @@
 
 #include <dlfcn.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../backends/fake-device.h"
 #include "helpers.h"
@@ -323,4 +325,115 @@ Test(device, a_backend_without_a_device_says_why)
 	          d.count ? d.items[0].text : "");
 	st_diag_free(&d);
 	st_session_free(s);
+}
+
+/* Reads a whole file (caller frees), or NULL. */
+static char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return NULL;
+	char *text = calloc(1, 1 << 16);
+	size_t n = fread(text, 1, (1 << 16) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	return text;
+}
+
+/* api->algo_find and algo_keep: a choice made on the device is kept in the
+ * user's cache file, under the device's name and the module's versions,
+ * and found by the next plan; a damaged file is left as it is. */
+Test(device, algorithm_choices_are_kept_per_device)
+{
+	fake();
+	char dir[] = "/tmp/strata-algo-XXXXXX";
+	cr_assert_not_null(mkdtemp(dir));
+	setenv("XDG_CACHE_HOME", dir, 1);
+	char *file = st_xasprintf("%s/strata/cudnn-algos.json", dir);
+	st_session *s = model(chain);
+	st_plan *p = compile_on(s, "fake", ST_FORMAT_FP32_NCHW, false);
+	char *text = slurp(file);
+	cr_assert_not_null(text, "no cache file %s", file);
+	cr_assert(strstr(text, "Fake GPU 0") && strstr(text, "fake 1.0") && strstr(text, "scale_rt 60"), "%s", text);
+	free(text);
+	st_plan_free(p);
+	st_session_free(s);
+	char *cmd = st_xasprintf("rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+	free(file);
+}
+
+/* Writes text to XDG_CACHE_HOME's algorithm cache in a new folder, whose
+ * name goes to dir (PATH_MAX); returns the file (caller frees). */
+static char *
+cache_with(const char *text, char *dir)
+{
+	strcpy(dir, "/tmp/strata-algo-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+	setenv("XDG_CACHE_HOME", dir, 1);
+	char *sub = st_xasprintf("%s/strata", dir);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	free(sub);
+	char *file = st_xasprintf("%s/strata/cudnn-algos.json", dir);
+	FILE *f = fopen(file, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+	return file;
+}
+
+static void
+remove_dir(const char *dir)
+{
+	char *cmd = st_xasprintf("rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+}
+
+/* A choice in the file is what the implementation gets (the engine-test
+ * plugin refuses any but its own, so the run fails naming it). */
+Test(device, a_kept_choice_is_read_from_the_file)
+{
+	fake();
+	char dir[64];
+	char *file = cache_with("{\"format\": \"strata-algo-cache\", \"version\": 1, \"devices\": [{\"device\": "
+	                        "\"Fake GPU 0\", \"library\": \"fake 1.0\", \"entries\": [{\"key\": \"scale_rt 60\", "
+	                        "\"algo\": 9, \"math\": 1, \"workspace\": 256, \"ms\": 0.25}]}]}\n",
+	                        dir);
+	st_session *s = model(chain);
+	st_plan_options opt = { .format = ST_FORMAT_FP32_NCHW, .threads = 1, .backend = "fake" };
+	st_diag d;
+	st_diag_init(&d);
+	st_plan *p = st_plan_compile(st_session_graph(s), &opt, &d);
+	cr_assert_not_null(p);
+	cr_assert_neq(st_plan_bind_random_weights(p, 7, &d), 0);
+	cr_assert(d.count >= 1 && strstr(d.items[d.count - 1].text, "the algorithm cache gave algo 9"), "%s",
+	          d.count ? d.items[d.count - 1].text : "");
+	st_diag_free(&d);
+	st_plan_free(p);
+	st_session_free(s);
+	remove_dir(dir);
+	free(file);
+}
+
+/* A damaged file is neither used nor overwritten; plans still run. */
+Test(device, a_damaged_cache_file_is_left_alone)
+{
+	fake();
+	char dir[64];
+	char *file = cache_with("{ not json", dir);
+	st_session *s = model(chain);
+	st_plan *p = compile_on(s, "fake", ST_FORMAT_FP32_NCHW, false);
+	feed(p, st_plan_input_shape(p, 0), 0);
+	int64_t n;
+	free(run(p, &n));
+	st_plan_free(p);
+	char *text = slurp(file);
+	cr_assert_str_eq(text, "{ not json");
+	free(text);
+	st_session_free(s);
+	remove_dir(dir);
+	free(file);
 }

@@ -207,8 +207,9 @@ cuda_dev_close(st_device *d)
 }
 
 st_device *
-cuda_device_open(int index, bool allow_tf32, char *why, size_t why_size)
+cuda_device_open(int index, unsigned flags, char *why, size_t why_size)
 {
+	bool allow_tf32 = (flags & ST_DEVICE_ALLOW_TF32) != 0;
 	cuda_device *c = calloc(1, sizeof *c);
 	if (c == NULL) {
 		snprintf(why, why_size, "out of host memory");
@@ -216,6 +217,7 @@ cuda_device_open(int index, bool allow_tf32, char *why, size_t why_size)
 	}
 	c->native.device = index;
 	c->pub = (st_device){ .backend = "cuda", .index = index, .native = &c->native, .allow_tf32 = allow_tf32,
+		              .measure_algorithms = (flags & ST_DEVICE_MEASURE) != 0,
 		              .alloc = dev_alloc, .free_mem = dev_free, .upload = upload, .download = download,
 		              .sync = dev_sync, .error = dev_error };
 	struct cudaDeviceProp prop;

@@ -270,7 +270,7 @@ versions(char *out, size_t size)
 }
 
 static st_device *
-open_device(int index, bool allow_tf32, char *why, size_t why_size)
+open_device(int index, unsigned flags, char *why, size_t why_size)
 {
 	if (device_count(why, why_size) < 1)
 		return NULL;
@@ -279,7 +279,7 @@ open_device(int index, bool allow_tf32, char *why, size_t why_size)
 		         probe_count);
 		return NULL;
 	}
-	return cuda_device_open(index, allow_tf32, why, why_size);
+	return cuda_device_open(index, flags, why, why_size);
 }
 
 static const st_backend_module module = {

@@ -11,7 +11,7 @@
 
 /* Opens CUDA device index: a stream, cuDNN and cuBLAS handles on it. NULL
  * with the failing call in why. The caller checked that the device exists. */
-st_device *cuda_device_open(int index, bool allow_tf32, char *why, size_t why_size);
+st_device *cuda_device_open(int index, unsigned flags, char *why, size_t why_size);
 void cuda_dev_close(st_device *d);
 void *cuda_host_alloc(st_device *d, size_t bytes);
 void cuda_host_free(st_device *d, void *ptr);
