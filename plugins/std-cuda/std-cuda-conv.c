@@ -406,113 +406,152 @@ search_workspace(st_exec_layer *L, size_t *bytes)
 	return ws;
 }
 
-/* The forward algorithm measured fastest for s (cudnnFindConvolution-
- * ForwardAlgorithmEx on the layer's own buffers, before any run), kept in
- * the algorithm cache. 0, or -1 after api->fail. */
-static int
-conv_measure(st_exec_layer *L, const st_host_api *api, conv_state *s, const char *key)
+/* One algorithm cuDNN offers, forward or backward data alike. */
+typedef struct candidate {
+	int algo;
+	cudnnStatus_t status;
+	cudnnMathType_t math;
+	size_t memory; /* workspace bytes (measured searches) */
+	float time;    /* milliseconds (measured searches) */
+} candidate;
+
+/* Most algorithms of either direction. */
+#define MAX_CANDIDATES (CUDNN_CONVOLUTION_FWD_ALGO_COUNT + CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT)
+
+/* The workspace algo needs for s's convolution (forward, or backward data
+ * for a deconvolution). */
+static cudnnStatus_t
+workspace_of(st_exec_layer *L, const conv_state *s, int algo, size_t *bytes)
 {
-	cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-	int returned = 0;
-	size_t ws_bytes;
-	void *ws = search_workspace(L, &ws_bytes);
-	const void *filter = s->filter != NULL ? s->filter : L->weights[0].data;
-	cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(
-	    scu_native(L)->cudnn, s->x_desc, L->inputs[0].data, s->w_desc, filter, s->conv_desc, s->y_desc,
-	    L->outputs[0].data, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf, ws, ws_bytes);
-	scu_free(L, ws);
-	if (scu_cudnn(L, st, "cudnnFindConvolutionForwardAlgorithmEx") != 0)
-		return -1;
-	/* Fastest first: the first that succeeded and keeps the precision. */
-	for (int i = 0; i < returned && i < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; i++) {
-		if (perf[i].status != CUDNN_STATUS_SUCCESS || !conv_math_allowed(L, s, perf[i].mathType))
-			continue;
-		s->algo = perf[i].algo;
-		s->workspace = perf[i].memory;
-		st_algo_choice c = { .algo = (int)perf[i].algo, .math = (int)perf[i].mathType,
-			             .workspace = perf[i].memory, .ms = perf[i].time };
-		(void)api->algo_keep(L, key, &c);
-		return 0;
-	}
-	api->fail(L, "cudnnFindConvolutionForwardAlgorithmEx: none of the %d algorithms timed runs this convolution "
-	             "in %s", returned, s->half ? "float16" : "float32");
-	return -1;
+	cudnnHandle_t h = scu_native(L)->cudnn;
+	if (s->deconv)
+		return cudnnGetConvolutionBackwardDataWorkspaceSize(h, s->w_desc, s->y_desc, s->conv_desc, s->x_desc,
+		                                                    (cudnnConvolutionBwdDataAlgo_t)algo, bytes);
+	return cudnnGetConvolutionForwardWorkspaceSize(h, s->x_desc, s->w_desc, s->conv_desc, s->y_desc,
+	                                               (cudnnConvolutionFwdAlgo_t)algo, bytes);
 }
 
-/* The choice kept for key, when it still fits s: 1 with s->algo and
- * s->workspace set, else 0. */
-static int
-conv_kept(st_exec_layer *L, const st_host_api *api, conv_state *s, const char *key)
+static void
+set_algo(conv_state *s, int algo, size_t workspace)
 {
-	st_algo_choice c;
-	if (!ST_HOST_HAS(api, algo_find) || api->algo_find(L, key, &c) != 0 || c.algo < 0 ||
-	    c.algo >= CUDNN_CONVOLUTION_FWD_ALGO_COUNT)
-		return 0;
-	size_t bytes = 0;
-	if (cudnnGetConvolutionForwardWorkspaceSize(scu_native(L)->cudnn, s->x_desc, s->w_desc, s->conv_desc, s->y_desc,
-	                                            (cudnnConvolutionFwdAlgo_t)c.algo, &bytes) != CUDNN_STATUS_SUCCESS)
-		return 0;
-	s->algo = (cudnnConvolutionFwdAlgo_t)c.algo;
-	s->workspace = bytes;
-	return 1;
+	if (s->deconv)
+		s->bwd_algo = (cudnnConvolutionBwdDataAlgo_t)algo;
+	else
+		s->algo = (cudnnConvolutionFwdAlgo_t)algo;
+	s->workspace = workspace;
 }
 
 /*
- * Chooses s's algorithm from cuDNN's heuristics (cudnnGetConvolution-
- * ForwardAlgorithm_v7, best first): the first that succeeds, keeps the
- * precision and needs at most CONV_WORKSPACE_LIMIT bytes of workspace
- * (as cudnnGetConvolutionForwardWorkspaceSize says with s's descriptors);
- * failing that, the one of them needing the least. 0, or -1 after
- * api->fail.
+ * The algorithms cuDNN offers for s into out (*n of them), best first:
+ * its heuristics' order, or (measure) the order of the times it measured
+ * on the layer's own buffers (cudnnFind...AlgorithmEx, which writes the
+ * output: harmless before any run). 0, or -1 after api->fail.
+ */
+static int
+candidates_of(st_exec_layer *L, const conv_state *s, bool measure, candidate *out, int *n)
+{
+	cudnnHandle_t h = scu_native(L)->cudnn;
+	const void *filter = s->filter != NULL ? s->filter : L->weights[0].data;
+	const void *x = L->inputs[0].data;
+	void *y = L->outputs[0].data;
+	size_t ws_bytes = 0;
+	void *ws = measure ? search_workspace(L, &ws_bytes) : NULL;
+	int returned = 0;
+	cudnnStatus_t st;
+	const char *call;
+	*n = 0;
+	if (!s->deconv) {
+		cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+		int count = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+		if (measure) {
+			call = "cudnnFindConvolutionForwardAlgorithmEx";
+			st = cudnnFindConvolutionForwardAlgorithmEx(h, s->x_desc, x, s->w_desc, filter, s->conv_desc, s->y_desc,
+			                                            y, count, &returned, perf, ws, ws_bytes);
+		} else {
+			call = "cudnnGetConvolutionForwardAlgorithm_v7";
+			st = cudnnGetConvolutionForwardAlgorithm_v7(h, s->x_desc, s->w_desc, s->conv_desc, s->y_desc, count,
+			                                            &returned, perf);
+		}
+		for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < returned && i < count; i++)
+			out[(*n)++] = (candidate){ (int)perf[i].algo, perf[i].status, perf[i].mathType, perf[i].memory,
+				                   perf[i].time };
+	} else {
+		/* cuDNN's "x" is the layer's output and "y" its input. */
+		cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+		int count = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+		if (measure) {
+			call = "cudnnFindConvolutionBackwardDataAlgorithmEx";
+			st = cudnnFindConvolutionBackwardDataAlgorithmEx(h, s->w_desc, filter, s->y_desc, x, s->conv_desc,
+			                                                 s->x_desc, y, count, &returned, perf, ws, ws_bytes);
+		} else {
+			call = "cudnnGetConvolutionBackwardDataAlgorithm_v7";
+			st = cudnnGetConvolutionBackwardDataAlgorithm_v7(h, s->w_desc, s->y_desc, s->conv_desc, s->x_desc,
+			                                                 count, &returned, perf);
+		}
+		for (int i = 0; st == CUDNN_STATUS_SUCCESS && i < returned && i < count; i++)
+			out[(*n)++] = (candidate){ (int)perf[i].algo, perf[i].status, perf[i].mathType, perf[i].memory,
+				                   perf[i].time };
+	}
+	scu_free(L, ws);
+	return scu_cudnn(L, st, call);
+}
+
+/*
+ * Chooses s's algorithm: the one kept in the algorithm cache for this
+ * configuration when it still applies; else, with measure_algorithms, the
+ * fastest measured that keeps the precision (and keeps it in the cache);
+ * else the heuristics' first that succeeds, keeps the precision and needs
+ * at most CONV_WORKSPACE_LIMIT bytes of workspace, failing that the one of
+ * them needing the least. 0, or -1 after api->fail.
  */
 static int
 conv_algorithm(st_exec_layer *L, const st_host_api *api, conv_state *s)
 {
-	/* A measured choice kept earlier, then a new measurement when asked
-	 * for, then the heuristics. */
 	char key[512];
-	conv_key(L, s, "fwd", key, sizeof key);
-	if (conv_kept(L, api, s, key))
+	conv_key(L, s, s->deconv ? "bwd-data" : "fwd", key, sizeof key);
+	int count = s->deconv ? CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT : CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+	st_algo_choice kept;
+	size_t bytes = 0;
+	if (ST_HOST_HAS(api, algo_find) && api->algo_find(L, key, &kept) == 0 && kept.algo >= 0 && kept.algo < count &&
+	    workspace_of(L, s, kept.algo, &bytes) == CUDNN_STATUS_SUCCESS) {
+		set_algo(s, kept.algo, bytes);
 		return 0;
-	if (L->ctx->device->measure_algorithms && ST_HOST_HAS(api, algo_keep))
-		return conv_measure(L, api, s, key);
-	cudnnHandle_t handle = scu_native(L)->cudnn;
-	cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-	int returned = 0;
-	if (scu_cudnn(L, cudnnGetConvolutionForwardAlgorithm_v7(handle, s->x_desc, s->w_desc, s->conv_desc, s->y_desc,
-	                                                        CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &returned, perf),
-	              "cudnnGetConvolutionForwardAlgorithm_v7") != 0)
+	}
+	bool measure = L->ctx->device->measure_algorithms && ST_HOST_HAS(api, algo_keep);
+	candidate c[MAX_CANDIDATES];
+	int n;
+	if (candidates_of(L, s, measure, c, &n) != 0)
 		return -1;
-	bool found = false;
-	cudnnConvolutionFwdAlgo_t best = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+	int best = -1;
 	size_t best_bytes = 0;
-	for (int i = 0; i < returned && i < CUDNN_CONVOLUTION_FWD_ALGO_COUNT; i++) {
-		if (perf[i].status != CUDNN_STATUS_SUCCESS || !conv_math_allowed(L, s, perf[i].mathType))
+	for (int i = 0; i < n; i++) {
+		if (c[i].status != CUDNN_STATUS_SUCCESS || !conv_math_allowed(L, s, c[i].math))
 			continue;
-		size_t bytes = 0;
-		if (cudnnGetConvolutionForwardWorkspaceSize(handle, s->x_desc, s->w_desc, s->conv_desc, s->y_desc,
-		                                            perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS)
+		bytes = c[i].memory;
+		if (!measure && workspace_of(L, s, c[i].algo, &bytes) != CUDNN_STATUS_SUCCESS)
 			continue;
-		if (bytes <= CONV_WORKSPACE_LIMIT) {
-			best = perf[i].algo;
+		if (measure || bytes <= CONV_WORKSPACE_LIMIT) {
+			best = i;
 			best_bytes = bytes;
-			found = true;
 			break;
 		}
-		if (!found || bytes < best_bytes) {
-			best = perf[i].algo;
+		if (best < 0 || bytes < best_bytes) {
+			best = i;
 			best_bytes = bytes;
-			found = true;
 		}
 	}
-	if (!found) {
-		api->fail(L, "cudnnGetConvolutionForwardAlgorithm_v7: none of the %d algorithms proposed runs this "
-		             "convolution in %s%s", returned, s->half ? "float16" : "float32",
+	if (best < 0) {
+		api->fail(L, "cuDNN offers no algorithm (of %d) that runs this %s in %s%s", n,
+		          s->deconv ? "deconvolution" : "convolution", s->half ? "float16" : "float32",
 		          s->half || L->ctx->device->allow_tf32 ? "" : " without TF32");
 		return -1;
 	}
-	s->algo = best;
-	s->workspace = best_bytes;
+	set_algo(s, c[best].algo, best_bytes);
+	if (measure) {
+		st_algo_choice choice = { .algo = c[best].algo, .math = (int)c[best].math, .workspace = best_bytes,
+			                  .ms = c[best].time };
+		(void)api->algo_keep(L, key, &choice);
+	}
 	return 0;
 }
 
@@ -546,18 +585,107 @@ conv_fusion(st_exec_layer *L, conv_state *s, const kc_act *act)
 	return 0;
 }
 
+/*
+ * Sets s's descriptors for the transposed convolution L: cuDNN's "x" is
+ * L's output and "y" its input, the filter K = input channels by output
+ * channels per group. cuDNN pads both ends alike, so the crop must be the
+ * same at both ends of each axis (explicit symmetric pads, or same modes
+ * with an even total). 0, or -1 after api->fail.
+ */
 static int
-conv_prepare(st_exec_layer *L, const st_host_api *api)
+deconv_set_descs(st_exec_layer *L, const st_host_api *api, conv_state *s)
+{
+	const k_window *w = &s->w;
+	cudnnDataType_t type = s->half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
+	int k, c, kh, kw, groups, pad[2], stride[2], dilation[2], channels;
+	if (image_desc(L, api, s->x_desc, &L->outputs[0], "an output dimension") != 0 ||
+	    image_desc(L, api, s->y_desc, &L->inputs[0], "an input dimension") != 0 ||
+	    to_int(L, api, w->in_channels, "the input channels", &k) != 0 ||
+	    to_int(L, api, w->out_channels / w->groups, "the output channels per group", &c) != 0 ||
+	    to_int(L, api, w->kernel[0], "the kernel height", &kh) != 0 ||
+	    to_int(L, api, w->kernel[1], "the kernel width", &kw) != 0 ||
+	    to_int(L, api, w->groups, "groups", &groups) != 0 ||
+	    to_int(L, api, w->out_channels, "num_output", &channels) != 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		if (w->pad_begin[i] != w->pad_end[i]) {
+			api->fail(L, "spatial axis %d crops %" PRId64 " at the beginning and %" PRId64 " at the end; the "
+			             "cuda deconvolution crops both ends alike only",
+			          i, w->pad_begin[i], w->pad_end[i]);
+			return -1;
+		}
+		if (to_int(L, api, w->pad_begin[i], "a pad", &pad[i]) != 0 ||
+		    to_int(L, api, w->stride[i], "a stride", &stride[i]) != 0 ||
+		    to_int(L, api, w->dilation[i], "a dilation", &dilation[i]) != 0)
+			return -1;
+	}
+	cudnnTensorFormat_t format = s->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+	if (scu_cudnn(L, cudnnSetFilter4dDescriptor(s->w_desc, type, format, k, c, kh, kw),
+	              "cudnnSetFilter4dDescriptor") != 0 ||
+	    scu_cudnn(L, cudnnSetConvolution2dDescriptor(s->conv_desc, pad[0], pad[1], stride[0], stride[1],
+	                                                 dilation[0], dilation[1], CUDNN_CROSS_CORRELATION,
+	                                                 CUDNN_DATA_FLOAT),
+	              "cudnnSetConvolution2dDescriptor") != 0 ||
+	    scu_cudnn(L, cudnnSetConvolutionGroupCount(s->conv_desc, groups), "cudnnSetConvolutionGroupCount") != 0 ||
+	    scu_cudnn(L, cudnnSetConvolutionMathType(s->conv_desc, conv_math(L, s)), "cudnnSetConvolutionMathType") != 0)
+		return -1;
+	/* The convolution this one transposes must map the output back onto
+	 * the input's size (output_padding below the stride disappears in the
+	 * division). */
+	int got[4];
+	if (scu_cudnn(L, cudnnGetConvolution2dForwardOutputDim(s->conv_desc, s->x_desc, s->w_desc, &got[0], &got[1],
+	                                                       &got[2], &got[3]),
+	              "cudnnGetConvolution2dForwardOutputDim") != 0)
+		return -1;
+	const int64_t *in = L->inputs[0].shape.dims;
+	if (got[0] != in[0] || got[1] != in[1] || got[2] != in[2] || got[3] != in[3]) {
+		api->fail(L, "cuDNN cannot transpose this convolution (its output would map back to %dx%dx%dx%d, not "
+		             "the input's %" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64 "): output_padding must be less "
+		             "than the stride",
+		          got[0], got[1], got[2], got[3], in[0], in[1], in[2], in[3]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Adds bias (float32 per output channel, or NULL) and applies L's
+ * activation in place on its output, after a cuDNN call that left both
+ * undone (kc_bias_act; nothing when there is neither). */
+static int
+bias_act(st_exec_layer *L, const conv_state *s, const float *bias)
+{
+	kc_act act;
+	if (scu_act_of(L, &act) != 0)
+		return -1;
+	if (bias == NULL && act.kind == KC_ACT_NONE)
+		return 0;
+	void *y = L->outputs[0].data;
+	const int64_t *dims = L->outputs[0].shape.dims;
+	return scu_cuda(L, (cudaError_t)kc_bias_act(y, y, s->half, s->nhwc, dims[0], dims[1], dims[2] * dims[3], bias,
+	                                            act, scu_native(L)->stream),
+	                "kc_bias_act");
+}
+
+/*
+ * What convolutions and transposed convolutions prepare alike: the window
+ * (deconv: of a transposed one), the tensors' checks, the state, its
+ * descriptors, the filter in the form cuDNN takes and the algorithm (a
+ * convolution also decides on the fused call). 0, or -1 after api->fail.
+ */
+static int
+prepare_as(st_exec_layer *L, const st_host_api *api, bool deconv)
 {
 	k_window w;
 	/* The window first: it checks that there are an input and an output. */
-	if (std_conv_window(L, api, &w) != 0 || image_tensors(L, api, "convolution") != 0)
+	if ((deconv ? std_deconv_window(L, api, &w) : std_conv_window(L, api, &w)) != 0 ||
+	    image_tensors(L, api, deconv ? "deconvolution" : "convolution") != 0)
 		return -1;
 	kc_act act;
 	if (scu_act_of(L, &act) != 0)
 		return -1;
 	conv_state *s = conv_state_of(L);
 	s->w = w;
+	s->deconv = deconv;
 	s->half = scu_half(&L->inputs[0]);
 	s->nhwc = L->inputs[0].layout == ST_LAYOUT_NHWC;
 	s->empty = empty_images(L);
@@ -566,11 +694,17 @@ conv_prepare(st_exec_layer *L, const st_host_api *api)
 	L->scratch_bytes = 0;
 	if (s->empty)
 		return 0;
-	if (conv_descs_made(L, s) != 0 || conv_set_descs(L, api, s) != 0 || conv_filter(L, s) != 0 ||
-	    conv_algorithm(L, api, s) != 0 || conv_fusion(L, s, &act) != 0)
+	if (conv_descs_made(L, s) != 0 || (deconv ? deconv_set_descs(L, api, s) : conv_set_descs(L, api, s)) != 0 ||
+	    conv_filter(L, s) != 0 || conv_algorithm(L, api, s) != 0 || (!deconv && conv_fusion(L, s, &act) != 0))
 		return -1;
 	L->scratch_bytes = s->workspace;
 	return 0;
+}
+
+static int
+conv_prepare(st_exec_layer *L, const st_host_api *api)
+{
+	return prepare_as(L, api, false);
 }
 
 /*
@@ -610,15 +744,7 @@ conv_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	                                         s->algo, workspace, s->workspace, &scale_zero, s->y_desc, y),
 	              "cudnnConvolutionForward") != 0)
 		return -1;
-	kc_act act;
-	if (scu_act_of(L, &act) != 0)
-		return -1;
-	if (bias == NULL && act.kind == KC_ACT_NONE)
-		return 0;
-	const int64_t *dims = L->outputs[0].shape.dims;
-	return scu_cuda(L, (cudaError_t)kc_bias_act(y, y, s->half, s->nhwc, dims[0], dims[1], dims[2] * dims[3], bias,
-	                                            act, native->stream),
-	                "kc_bias_act");
+	return bias_act(L, s, bias);
 }
 
 /* ---- pooling ---- */
@@ -752,188 +878,16 @@ pool_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	                 "cudnnPoolingForward");
 }
 
-/* ---- the table ---- */
-
 #define CUDA_IMAGES .backend = "cuda", \
 	.layouts = ST_LAYOUT_BIT(ST_LAYOUT_NCHW) | ST_LAYOUT_BIT(ST_LAYOUT_NHWC), \
 	.dtypes = ST_DTYPE_BIT(ST_DTYPE_FLOAT32) | ST_DTYPE_BIT(ST_DTYPE_FLOAT16)
 
 /* ---- transposed convolution (deconvolution): cuDNN's backward data ---- */
 
-/*
- * Sets s's descriptors for the transposed convolution L: cuDNN's "x" is
- * L's output and "y" its input, the filter K = input channels by output
- * channels per group. cuDNN pads both ends alike, so the crop must be the
- * same at both ends of each axis (explicit symmetric pads, or same modes
- * with an even total). 0, or -1 after api->fail.
- */
-static int
-deconv_set_descs(st_exec_layer *L, const st_host_api *api, conv_state *s)
-{
-	const k_window *w = &s->w;
-	cudnnDataType_t type = s->half ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
-	int k, c, kh, kw, groups, pad[2], stride[2], dilation[2], channels;
-	if (image_desc(L, api, s->x_desc, &L->outputs[0], "an output dimension") != 0 ||
-	    image_desc(L, api, s->y_desc, &L->inputs[0], "an input dimension") != 0 ||
-	    to_int(L, api, w->in_channels, "the input channels", &k) != 0 ||
-	    to_int(L, api, w->out_channels / w->groups, "the output channels per group", &c) != 0 ||
-	    to_int(L, api, w->kernel[0], "the kernel height", &kh) != 0 ||
-	    to_int(L, api, w->kernel[1], "the kernel width", &kw) != 0 ||
-	    to_int(L, api, w->groups, "groups", &groups) != 0 ||
-	    to_int(L, api, w->out_channels, "num_output", &channels) != 0)
-		return -1;
-	for (int i = 0; i < 2; i++) {
-		if (w->pad_begin[i] != w->pad_end[i]) {
-			api->fail(L, "spatial axis %d crops %" PRId64 " at the beginning and %" PRId64 " at the end; the "
-			             "cuda deconvolution crops both ends alike only",
-			          i, w->pad_begin[i], w->pad_end[i]);
-			return -1;
-		}
-		if (to_int(L, api, w->pad_begin[i], "a pad", &pad[i]) != 0 ||
-		    to_int(L, api, w->stride[i], "a stride", &stride[i]) != 0 ||
-		    to_int(L, api, w->dilation[i], "a dilation", &dilation[i]) != 0)
-			return -1;
-	}
-	cudnnTensorFormat_t format = s->nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
-	if (scu_cudnn(L, cudnnSetFilter4dDescriptor(s->w_desc, type, format, k, c, kh, kw),
-	              "cudnnSetFilter4dDescriptor") != 0 ||
-	    scu_cudnn(L, cudnnSetConvolution2dDescriptor(s->conv_desc, pad[0], pad[1], stride[0], stride[1],
-	                                                 dilation[0], dilation[1], CUDNN_CROSS_CORRELATION,
-	                                                 CUDNN_DATA_FLOAT),
-	              "cudnnSetConvolution2dDescriptor") != 0 ||
-	    scu_cudnn(L, cudnnSetConvolutionGroupCount(s->conv_desc, groups), "cudnnSetConvolutionGroupCount") != 0 ||
-	    scu_cudnn(L, cudnnSetConvolutionMathType(s->conv_desc, conv_math(L, s)), "cudnnSetConvolutionMathType") != 0)
-		return -1;
-	/* The convolution this one transposes must map the output back onto
-	 * the input's size (output_padding below the stride disappears in the
-	 * division). */
-	int got[4];
-	if (scu_cudnn(L, cudnnGetConvolution2dForwardOutputDim(s->conv_desc, s->x_desc, s->w_desc, &got[0], &got[1],
-	                                                       &got[2], &got[3]),
-	              "cudnnGetConvolution2dForwardOutputDim") != 0)
-		return -1;
-	const int64_t *in = L->inputs[0].shape.dims;
-	if (got[0] != in[0] || got[1] != in[1] || got[2] != in[2] || got[3] != in[3]) {
-		api->fail(L, "cuDNN cannot transpose this convolution (its output would map back to %dx%dx%dx%d, not "
-		             "the input's %" PRId64 "x%" PRId64 "x%" PRId64 "x%" PRId64 "): output_padding must be less "
-		             "than the stride",
-		          got[0], got[1], got[2], got[3], in[0], in[1], in[2], in[3]);
-		return -1;
-	}
-	return 0;
-}
-
-/* Chooses the backward-data algorithm as conv_algorithm chooses the
- * forward one. 0, or -1 after api->fail. */
-static int
-deconv_algorithm(st_exec_layer *L, const st_host_api *api, conv_state *s)
-{
-	char key[512];
-	conv_key(L, s, "bwd-data", key, sizeof key);
-	st_algo_choice kept;
-	if (ST_HOST_HAS(api, algo_find) && api->algo_find(L, key, &kept) == 0 && kept.algo >= 0 &&
-	    kept.algo < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT) {
-		size_t bytes = 0;
-		if (cudnnGetConvolutionBackwardDataWorkspaceSize(scu_native(L)->cudnn, s->w_desc, s->y_desc, s->conv_desc,
-		                                                 s->x_desc, (cudnnConvolutionBwdDataAlgo_t)kept.algo,
-		                                                 &bytes) == CUDNN_STATUS_SUCCESS) {
-			s->bwd_algo = (cudnnConvolutionBwdDataAlgo_t)kept.algo;
-			s->workspace = bytes;
-			return 0;
-		}
-	}
-	if (L->ctx->device->measure_algorithms && ST_HOST_HAS(api, algo_keep)) {
-		cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-		int returned = 0;
-		size_t ws_bytes;
-		void *ws = search_workspace(L, &ws_bytes);
-		const void *filter = s->filter != NULL ? s->filter : L->weights[0].data;
-		cudnnStatus_t st = cudnnFindConvolutionBackwardDataAlgorithmEx(
-		    scu_native(L)->cudnn, s->w_desc, filter, s->y_desc, L->inputs[0].data, s->conv_desc, s->x_desc,
-		    L->outputs[0].data, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &returned, perf, ws, ws_bytes);
-		scu_free(L, ws);
-		if (scu_cudnn(L, st, "cudnnFindConvolutionBackwardDataAlgorithmEx") != 0)
-			return -1;
-		for (int i = 0; i < returned && i < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT; i++) {
-			if (perf[i].status != CUDNN_STATUS_SUCCESS || !conv_math_allowed(L, s, perf[i].mathType))
-				continue;
-			s->bwd_algo = perf[i].algo;
-			s->workspace = perf[i].memory;
-			st_algo_choice c = { .algo = (int)perf[i].algo, .math = (int)perf[i].mathType,
-				             .workspace = perf[i].memory, .ms = perf[i].time };
-			(void)api->algo_keep(L, key, &c);
-			return 0;
-		}
-		api->fail(L, "cudnnFindConvolutionBackwardDataAlgorithmEx: none of the %d algorithms timed runs this "
-		             "deconvolution in %s", returned, s->half ? "float16" : "float32");
-		return -1;
-	}
-	cudnnHandle_t handle = scu_native(L)->cudnn;
-	cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-	int returned = 0;
-	if (scu_cudnn(L, cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, s->w_desc, s->y_desc, s->conv_desc,
-	                                                             s->x_desc, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-	                                                             &returned, perf),
-	              "cudnnGetConvolutionBackwardDataAlgorithm_v7") != 0)
-		return -1;
-	bool found = false;
-	cudnnConvolutionBwdDataAlgo_t best = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
-	size_t best_bytes = 0;
-	for (int i = 0; i < returned && i < CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT; i++) {
-		if (perf[i].status != CUDNN_STATUS_SUCCESS || !conv_math_allowed(L, s, perf[i].mathType))
-			continue;
-		size_t bytes = 0;
-		if (cudnnGetConvolutionBackwardDataWorkspaceSize(handle, s->w_desc, s->y_desc, s->conv_desc, s->x_desc,
-		                                                 perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS)
-			continue;
-		if (bytes <= CONV_WORKSPACE_LIMIT) {
-			best = perf[i].algo;
-			best_bytes = bytes;
-			found = true;
-			break;
-		}
-		if (!found || bytes < best_bytes) {
-			best = perf[i].algo;
-			best_bytes = bytes;
-			found = true;
-		}
-	}
-	if (!found) {
-		api->fail(L, "cudnnGetConvolutionBackwardDataAlgorithm_v7: none of the %d algorithms proposed runs this "
-		             "deconvolution in %s%s", returned, s->half ? "float16" : "float32",
-		          s->half || L->ctx->device->allow_tf32 ? "" : " without TF32");
-		return -1;
-	}
-	s->bwd_algo = best;
-	s->workspace = best_bytes;
-	return 0;
-}
-
 static int
 deconv_prepare(st_exec_layer *L, const st_host_api *api)
 {
-	k_window w;
-	if (std_deconv_window(L, api, &w) != 0 || image_tensors(L, api, "deconvolution") != 0)
-		return -1;
-	kc_act act;
-	if (scu_act_of(L, &act) != 0)
-		return -1;
-	conv_state *s = conv_state_of(L);
-	s->w = w;
-	s->deconv = true;
-	s->half = scu_half(&L->inputs[0]);
-	s->nhwc = L->inputs[0].layout == ST_LAYOUT_NHWC;
-	s->empty = empty_images(L);
-	s->fused = false;
-	s->workspace = 0;
-	L->scratch_bytes = 0;
-	if (s->empty)
-		return 0;
-	if (conv_descs_made(L, s) != 0 || deconv_set_descs(L, api, s) != 0 || conv_filter(L, s) != 0 ||
-	    deconv_algorithm(L, api, s) != 0)
-		return -1;
-	L->scratch_bytes = s->workspace;
-	return 0;
+	return prepare_as(L, api, true);
 }
 
 /* Enqueues the transposed convolution, then the bias and activation in
@@ -954,17 +908,10 @@ deconv_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	                                              s->workspace, &scale_zero, s->x_desc, y),
 	              "cudnnConvolutionBackwardData") != 0)
 		return -1;
-	kc_act act;
-	if (scu_act_of(L, &act) != 0)
-		return -1;
-	const float *bias = L->params[DECONV_BIAS].b ? L->weights[1].data : NULL;
-	if (bias == NULL && act.kind == KC_ACT_NONE)
-		return 0;
-	const int64_t *dims = L->outputs[0].shape.dims;
-	return scu_cuda(L, (cudaError_t)kc_bias_act(y, y, s->half, s->nhwc, dims[0], dims[1], dims[2] * dims[3], bias,
-	                                            act, native->stream),
-	                "kc_bias_act");
+	return bias_act(L, s, L->params[DECONV_BIAS].b ? L->weights[1].data : NULL);
 }
+
+/* ---- the table ---- */
 
 const st_impl_desc scu_conv_impls[] = {
 	{ .layer = "convolution", CUDA_IMAGES, .flags = ST_IMPL_FUSES_ACTIVATION, .prepare = conv_prepare,

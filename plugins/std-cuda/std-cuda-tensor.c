@@ -85,27 +85,10 @@ static const kc_binary binary_of[] = {
 	[OP_ADD] = KC_ADD, [OP_SUB] = KC_SUB, [OP_MUL] = KC_MUL, [OP_DIV] = KC_DIV, [OP_MAX] = KC_MAX, [OP_MIN] = KC_MIN,
 };
 
-/* Operand i's shape as it broadcasts (std-tensor-cpu.c's rule: under
- * broadcast channel a per-channel vector lines up with axis 1). */
-static st_shape
-operand_shape(const st_exec_layer *L, int i)
-{
-	const st_shape *s = &L->inputs[i].shape;
-	if (i == 0 || L->params[ELTWISE_BROADCAST].i != BROADCAST_CHANNEL || s->rank > 2)
-		return *s;
-	const st_shape *x = &L->inputs[0].shape;
-	st_shape v = { .dtype = s->dtype, .rank = x->rank };
-	for (int k = 0; k < x->rank; k++)
-		v.dims[k] = 1;
-	v.dims[0] = s->rank == 2 ? s->dims[0] : 1;
-	v.dims[1] = s->dims[s->rank - 1];
-	return v;
-}
-
 static bool
 same_as_output(const st_exec_layer *L, int i)
 {
-	st_shape s = operand_shape(L, i);
+	st_shape s = std_eltwise_operand_shape(L, i);
 	const st_shape *out = &L->outputs[0].shape;
 	return s.rank == out->rank && memcmp(s.dims, out->dims, sizeof s.dims[0] * (size_t)out->rank) == 0;
 }
@@ -188,7 +171,7 @@ eltwise_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	int op = (int)L->params[ELTWISE_OPERATION].i;
 	for (int i = 1; i < L->n_inputs; i++) {
 		const void *a = i == 1 ? L->inputs[0].data : y->data;
-		st_shape as = i == 1 ? operand_shape(L, 0) : y->shape, bs = operand_shape(L, i);
+		st_shape as = i == 1 ? std_eltwise_operand_shape(L, 0) : y->shape, bs = std_eltwise_operand_shape(L, i);
 		if (i == 1)
 			broadcast_strides(&as, &y->shape, sa);
 		else
@@ -571,26 +554,6 @@ resize_release(st_exec_layer *L)
 	L->state = NULL;
 }
 
-/* The factor each axis uses in ONNX's coordinate mapping, as the CPU's
- * resize takes it (std-shape-cpu.c). */
-static void
-resize_scales(const st_exec_layer *L, float *scales)
-{
-	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
-	const st_value *given = &L->params[RESIZE_SCALES];
-	bool by_size = L->params[RESIZE_SIZES].count > 0;
-	int rank = in->rank, count = given->count;
-	int first = rank >= 3 && (count == 1 || count == rank - 2) ? 2 : 0;
-	for (int k = 0; k < rank; k++) {
-		if (by_size)
-			scales[k] = (float)out->dims[k] / (float)in->dims[k];
-		else if (k >= first && count > 0)
-			scales[k] = (float)given->floats[count == 1 ? 0 : k - first];
-		else
-			scales[k] = 1.0f;
-	}
-}
-
 static int
 resize_prepare(st_exec_layer *L, const st_host_api *api)
 {
@@ -615,7 +578,7 @@ resize_prepare(st_exec_layer *L, const st_host_api *api)
 		.cubic_a = (float)L->params[RESIZE_CUBIC_A].f,
 		.exclude_outside = L->params[RESIZE_EXCLUDE_OUTSIDE].b,
 	};
-	resize_scales(L, d.scales);
+	std_resize_scales(L, d.scales);
 	void *memory = malloc(k_resize_plan_bytes(&d, in, out));
 	if (memory == NULL)
 		abort();

@@ -76,3 +76,45 @@ std_check_weight(st_exec_layer *L, const st_host_api *api, int index, const char
 	}
 	return 0;
 }
+
+/* The factor each axis uses in ONNX's coordinate mapping: the given scale
+ * where scales set the size, out/in (in float32, as ONNX Runtime divides)
+ * where sizes did, 1 on axes the list does not cover. */
+void
+std_resize_scales(const st_exec_layer *L, float *scales)
+{
+	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
+	const st_value *given = &L->params[RESIZE_SCALES];
+	bool by_size = L->params[RESIZE_SIZES].count > 0;
+	int rank = in->rank, count = given->count;
+	/* The axes a list covers, as std-shape.c's reshape counts them. */
+	int first = rank >= 3 && (count == 1 || count == rank - 2) ? 2 : 0;
+	for (int k = 0; k < rank; k++) {
+		if (by_size)
+			scales[k] = (float)out->dims[k] / (float)in->dims[k];
+		else if (k >= first && count > 0)
+			scales[k] = (float)given->floats[count == 1 ? 0 : k - first];
+		else
+			scales[k] = 1.0f;
+	}
+}
+
+/*
+ * The shape input i broadcasts with. Under broadcast channel a per-channel
+ * vector ([C], [1,C], [N,C] or [1,C,1,…]) lines up with axis 1 of input 0,
+ * so it becomes [1 or N, C, 1, …] of input 0's rank; numpy rules then agree.
+ */
+st_shape
+std_eltwise_operand_shape(const st_exec_layer *L, int i)
+{
+	const st_shape *s = &L->inputs[i].shape;
+	if (i == 0 || L->params[ELTWISE_BROADCAST].i != BROADCAST_CHANNEL || s->rank > 2)
+		return *s;
+	const st_shape *x = &L->inputs[0].shape;
+	st_shape v = { .dtype = s->dtype, .rank = x->rank };
+	for (int k = 0; k < x->rank; k++)
+		v.dims[k] = 1;
+	v.dims[0] = s->rank == 2 ? s->dims[0] : 1;
+	v.dims[1] = s->dims[s->rank - 1];
+	return v;
+}

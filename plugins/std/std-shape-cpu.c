@@ -17,28 +17,6 @@ elem_size(const st_tensor *t)
 
 /* ---- resize ---- */
 
-/* The factor each axis uses in ONNX's coordinate mapping: the given scale
- * where scales set the size, out/in (in float32, as ONNX Runtime divides)
- * where sizes did, 1 on axes the list does not cover. */
-static void
-resize_scales(const st_exec_layer *L, float *scales)
-{
-	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
-	const st_value *given = &L->params[RESIZE_SCALES];
-	bool by_size = L->params[RESIZE_SIZES].count > 0;
-	int rank = in->rank, count = given->count;
-	/* The axes a list covers, as std-shape.c's reshape counts them. */
-	int first = rank >= 3 && (count == 1 || count == rank - 2) ? 2 : 0;
-	for (int k = 0; k < rank; k++) {
-		if (by_size)
-			scales[k] = (float)out->dims[k] / (float)in->dims[k];
-		else if (k >= first && count > 0)
-			scales[k] = (float)given->floats[count == 1 ? 0 : k - first];
-		else
-			scales[k] = 1.0f;
-	}
-}
-
 static int
 resize_prepare(st_exec_layer *L, const st_host_api *api)
 {
@@ -66,7 +44,7 @@ resize_prepare(st_exec_layer *L, const st_host_api *api)
 		api->fail(L, "mode linear and cubic need float32 or float16, not %s", api->dtype_name(in->dtype));
 		return -1;
 	}
-	resize_scales(L, d.scales);
+	std_resize_scales(L, d.scales);
 	/* The plan holds the taps of every output index: rebuild it for these shapes. */
 	free(L->state);
 	L->state = malloc(k_resize_plan_bytes(&d, in, out));

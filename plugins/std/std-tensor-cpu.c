@@ -134,26 +134,6 @@ static const k_op eltwise_ops[] = {
 	[OP_DIV] = K_OP_DIV, [OP_MAX] = K_OP_MAX, [OP_MIN] = K_OP_MIN,
 };
 
-/*
- * The shape input i broadcasts with. Under broadcast channel a per-channel
- * vector ([C], [1,C], [N,C] or [1,C,1,…]) lines up with axis 1 of input 0,
- * so it becomes [1 or N, C, 1, …] of input 0's rank; numpy rules then agree.
- */
-static st_shape
-operand_shape(const st_exec_layer *L, int i)
-{
-	const st_shape *s = &L->inputs[i].shape;
-	if (i == 0 || L->params[ELTWISE_BROADCAST].i != BROADCAST_CHANNEL || s->rank > 2)
-		return *s;
-	const st_shape *x = &L->inputs[0].shape;
-	st_shape v = { .dtype = s->dtype, .rank = x->rank };
-	for (int k = 0; k < x->rank; k++)
-		v.dims[k] = 1;
-	v.dims[0] = s->rank == 2 ? s->dims[0] : 1;
-	v.dims[1] = s->dims[s->rank - 1];
-	return v;
-}
-
 /* Whether every input of L comes blocked (ST_LAYOUT_NCHW16C). */
 static bool
 inputs_blocked(const st_exec_layer *L)
@@ -175,7 +155,7 @@ eltwise_same_images(const st_exec_layer *L)
 	if (!(out->dtype == ST_DTYPE_FLOAT32 || out->dtype == ST_DTYPE_FLOAT16) || out->rank < 3 || L->n_inputs < 1)
 		return false;
 	for (int i = 0; i < L->n_inputs; i++) {
-		st_shape s = operand_shape(L, i);
+		st_shape s = std_eltwise_operand_shape(L, i);
 		if (s.rank != out->rank || s.dtype != out->dtype ||
 		    memcmp(s.dims, out->dims, sizeof s.dims[0] * (size_t)out->rank) != 0)
 			return false;
@@ -294,10 +274,10 @@ eltwise_run(st_exec_layer *L, const st_exec_ctx *ctx)
 	}
 	/* Fold from the first input to the last; after the first step the
 	 * running result lives in the output, which has the full shape. */
-	st_shape a = operand_shape(L, 0), b = operand_shape(L, 1);
+	st_shape a = std_eltwise_operand_shape(L, 0), b = std_eltwise_operand_shape(L, 1);
 	k_binary(op, t, out->data, &out->shape, L->inputs[0].data, &a, L->inputs[1].data, &b, ctx);
 	for (int i = 2; i < L->n_inputs; i++) {
-		b = operand_shape(L, i);
+		b = std_eltwise_operand_shape(L, i);
 		k_binary(op, t, out->data, &out->shape, out->data, &out->shape, L->inputs[i].data, &b, ctx);
 	}
 	return 0;

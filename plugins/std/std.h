@@ -145,6 +145,16 @@ int std_pool_window(st_exec_layer *L, const st_host_api *api, struct k_window *w
 int std_deconv_window(st_exec_layer *L, const st_host_api *api, struct k_window *w);
 
 /* The entry point; also callable directly when the collection is linked in. */
+/* std-common.c, for the CPU's implementations and other backends'. */
+/* The factor each axis of a resize uses in ONNX's coordinate mapping: the
+ * given scale where scales set the size, out/in (in float32, as ONNX
+ * Runtime divides) where sizes did, 1 on axes the list does not cover. */
+void std_resize_scales(const st_exec_layer *L, float *scales);
+/* The shape elementwise operand i broadcasts with: under broadcast channel
+ * a per-channel vector ([C], [1,C], [N,C]) lines up with axis 1 of input 0,
+ * as [1 or N, C, 1, ...] of input 0's rank; numpy rules then agree. */
+st_shape std_eltwise_operand_shape(const st_exec_layer *L, int i);
+
 int st_plugin_entry(const st_host_api *api, st_plugin_ctx *ctx);
 
 #define STD_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

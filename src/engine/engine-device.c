@@ -239,21 +239,6 @@ plan_device_set_input(st_plan *p, int i, const st_tensor *t, st_diag *d)
 	return 0;
 }
 
-/* Whether a trigger option is set: this run differs from the next. */
-static bool
-one_off(const st_plan *p)
-{
-	for (int s = 0; s < p->n_slots; s++) {
-		const st_layer_desc *desc = p->slots[s].layer->type->desc;
-		for (int k = 0; k < desc->n_params; k++) {
-			if ((desc->params[k].flags & ST_PARAM_TRIGGER) && desc->params[k].kind == ST_PARAM_BOOL &&
-			    p->slots[s].params[k].b)
-				return true;
-		}
-	}
-	return false;
-}
-
 /* Enqueues every step (timing marks around each when profiling). Returns
  * 0, -1 with the reason in d, or 1 when cancelled. */
 static int
@@ -298,7 +283,8 @@ plan_device_run(st_plan *p, st_diag *d)
 {
 	st_device *dev = p->dev;
 	st_capture_key key = { .arena = p->arena, .scratch = p->scratch, .staging = p->staging,
-		               .device = dev->index, .profiling = p->profiling, .one_off = one_off(p) };
+		               .device = dev->index, .profiling = p->profiling,
+		               .one_off = plan_triggers(p, false) };
 	st_plan_generations_of(p, &key.gen);
 	const char *why = NULL;
 	st_capture_action action = st_capture_next(&p->capture, &key, &why);

@@ -232,6 +232,9 @@ void plan_device_get_output(const st_plan *p, int i, void *out);
 int plan_device_layer_output(const st_plan *p, const plan_tensor *src, const st_shape *shape, void *out);
 
 /* engine-run.c */
+/* Whether a trigger option (ST_PARAM_TRIGGER) is pressed; release puts
+ * every pressed one back to false (a runtime change). */
+bool plan_triggers(st_plan *p, bool release);
 /* Copies src into dst, converting dtype and layout; tmp holds the dtype
  * converted copy when both change (the plan's scratch, which covers it). */
 void convert_tensor(const st_tensor *src, st_tensor *dst, void *tmp, const st_exec_ctx *ctx);

@@ -380,19 +380,24 @@ st_plan_layer_weight(const st_plan *p, const st_layer *l, const char *name, st_s
 
 /* ---- running ---- */
 
-static void
-reset_triggers(st_plan *p)
+bool
+plan_triggers(st_plan *p, bool release)
 {
+	bool any = false;
 	for (int s = 0; s < p->n_slots; s++) {
 		const st_layer_desc *desc = p->slots[s].layer->type->desc;
 		for (int k = 0; k < desc->n_params; k++) {
 			if ((desc->params[k].flags & ST_PARAM_TRIGGER) && desc->params[k].kind == ST_PARAM_BOOL &&
 			    p->slots[s].params[k].b) {
-				p->slots[s].params[k].b = false;
-				p->runtime_generation++;
+				any = true;
+				if (release) {
+					p->slots[s].params[k].b = false;
+					p->runtime_generation++;
+				}
 			}
 		}
 	}
+	return any;
 }
 
 static int run_steps(st_plan *p, st_diag *d);
@@ -414,7 +419,7 @@ st_plan_run(st_plan *p, st_diag *d)
 		p->steps[i].report.has_status = false;
 	int rc = p->dev != NULL ? plan_device_run(p, d) : run_steps(p, d);
 	/* A pressed trigger was seen by this run (or lost with it): release it. */
-	reset_triggers(p);
+	plan_triggers(p, true);
 	if (rc == 0)
 		p->ran = true;
 	return rc;
