@@ -1030,12 +1030,14 @@ st_plan_free(st_plan *p)
 		plan_fold_free(slot);
 	}
 	plan_clear_steps(p);
+	/* The device's memory goes after the releases (implementations free
+	 * their state there) and before the slots (which hold the weights'). */
+	plan_device_close(p);
 	free(p->slots);
 	free(p->input_slots);
 	free(p->input_shapes);
 	free(p->output_slots);
 	free(p->output_shapes);
-	plan_device_close(p);
 	free(p->arena);
 	free(p->scratch);
 	st_pool_free(p->pool);
