@@ -163,7 +163,10 @@ eltwise_run(st_exec_layer *L, const st_exec_ctx *ctx)
 		                                            NULL, act, stream),
 		                "kc_bias_act");
 	}
-	/* Same shapes: flat over memory, whatever the layout. */
+	/* Each operand read through strides over the output's dimensions (0
+	 * where it is broadcast); channels last only when every shape is the
+	 * output's, where those strides walk memory in order either way. The
+	 * first step reads input 0, the later ones the output so far. */
 	int rank = y->shape.rank;
 	int64_t dims[KC_MAX_DIMS], sa[KC_MAX_DIMS], sb[KC_MAX_DIMS], sy[KC_MAX_DIMS];
 	memcpy(dims, y->shape.dims, sizeof dims[0] * (size_t)rank);
