@@ -257,16 +257,8 @@ enqueue_steps(st_plan *p, bool cancellable, st_diag *d)
 				            s->slot->layer->name, dev->error(dev));
 				return -1;
 			}
-		} else if (s->kind == ST_STEP_LAYER && !s->elided) {
-			s->report.failed = false;
-			const st_plugin *was = st_plugin_enter(s->slot->impl_plugin);
-			int failed = s->slot->impl->run(&s->L, &p->ctx);
-			st_plugin_leave(was);
-			if (failed != 0) {
-				st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "layer '%s': %s", s->slot->layer->name,
-				            s->report.failed ? s->report.text : "its implementation failed");
-				return -1;
-			}
+		} else if (s->kind == ST_STEP_LAYER && !s->elided && plan_run_layer(p, s, d) != 0) {
+			return -1;
 		}
 	}
 	if (p->profiling && p->mod->mark(dev, p->n_steps) != 0)

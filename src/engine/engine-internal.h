@@ -235,6 +235,9 @@ int plan_device_layer_output(const st_plan *p, const plan_tensor *src, const st_
 /* Whether a trigger option (ST_PARAM_TRIGGER) is pressed; release puts
  * every pressed one back to false (a runtime change). */
 bool plan_triggers(st_plan *p, bool release);
+/* Runs layer step s's implementation (its plugin marked as running, for
+ * crash reports): 0, or -1 with "layer 'name': why" in d. */
+int plan_run_layer(st_plan *p, plan_step *s, st_diag *d);
 /* Copies src into dst, converting dtype and layout; tmp holds the dtype
  * converted copy when both change (the plan's scratch, which covers it). */
 void convert_tensor(const st_tensor *src, st_tensor *dst, void *tmp, const st_exec_ctx *ctx);

@@ -400,6 +400,20 @@ plan_triggers(st_plan *p, bool release)
 	return any;
 }
 
+int
+plan_run_layer(st_plan *p, plan_step *s, st_diag *d)
+{
+	s->report.failed = false;
+	const st_plugin *was = st_plugin_enter(s->slot->impl_plugin);
+	int failed = s->slot->impl->run(&s->L, &p->ctx);
+	st_plugin_leave(was);
+	if (failed == 0)
+		return 0;
+	st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "layer '%s': %s", s->slot->layer->name,
+	            s->report.failed ? s->report.text : "its implementation failed");
+	return -1;
+}
+
 static int run_steps(st_plan *p, st_diag *d);
 
 int
@@ -447,15 +461,8 @@ run_steps(st_plan *p, st_diag *d)
 		case ST_STEP_LAYER:
 			if (s->elided)
 				break;
-			s->report.failed = false;
-			const st_plugin *was = st_plugin_enter(s->slot->impl_plugin);
-			int failed = s->slot->impl->run(&s->L, &p->ctx);
-			st_plugin_leave(was);
-			if (failed != 0) {
-				st_diag_add(d, ST_SEVERITY_ERROR, NULL, 0, 0, "layer '%s': %s", s->slot->layer->name,
-				            s->report.failed ? s->report.text : "its implementation failed");
+			if (plan_run_layer(p, s, d) != 0)
 				return -1;
-			}
 			plan_epilogue(p, s);
 			break;
 		}
