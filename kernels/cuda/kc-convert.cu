@@ -2,19 +2,9 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include "kc-launch.h"
 #include "kc.h"
 
-/* Threads per block of the element-wise kernels, and most blocks of one
- * launch (each thread then loops over the rest). */
-#define KC_THREADS 256
-#define KC_MAX_BLOCKS 65535
-
-static unsigned
-blocks_for(int64_t n)
-{
-	int64_t b = (n + KC_THREADS - 1) / KC_THREADS;
-	return (unsigned)(b < 1 ? 1 : b > KC_MAX_BLOCKS ? KC_MAX_BLOCKS : b);
-}
 
 __global__ void
 float_to_half(const float *x, uint16_t *y, int64_t n)
@@ -35,7 +25,7 @@ kc_float_to_half(const float *x, uint16_t *y, int64_t n, cudaStream_t stream)
 {
 	if (n <= 0)
 		return cudaSuccess;
-	float_to_half<<<blocks_for(n), KC_THREADS, 0, stream>>>(x, y, n);
+	float_to_half<<<kc_blocks_for(n), KC_THREADS, 0, stream>>>(x, y, n);
 	return (int)cudaGetLastError();
 }
 
@@ -44,7 +34,7 @@ kc_half_to_float(const uint16_t *x, float *y, int64_t n, cudaStream_t stream)
 {
 	if (n <= 0)
 		return cudaSuccess;
-	half_to_float<<<blocks_for(n), KC_THREADS, 0, stream>>>(x, y, n);
+	half_to_float<<<kc_blocks_for(n), KC_THREADS, 0, stream>>>(x, y, n);
 	return (int)cudaGetLastError();
 }
 

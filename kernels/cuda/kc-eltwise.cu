@@ -6,17 +6,9 @@
 #include <cuda_runtime.h>
 #include <math.h>
 
+#include "kc-launch.h"
 #include "kc.h"
 
-#define KC_THREADS 256
-#define KC_MAX_BLOCKS 65535
-
-static unsigned
-blocks_for(int64_t n)
-{
-	int64_t b = (n + KC_THREADS - 1) / KC_THREADS;
-	return (unsigned)(b < 1 ? 1 : b > KC_MAX_BLOCKS ? KC_MAX_BLOCKS : b);
-}
 
 __device__ static inline float
 load(const void *p, int half, int64_t i)
@@ -102,7 +94,7 @@ kc_scale_shift_act(const void *x, void *y, int half, int nhwc, int64_t batch, in
 	int64_t n = batch * channels * positions;
 	if (n <= 0)
 		return cudaSuccess;
-	scale_shift_act<<<blocks_for(n), KC_THREADS, 0, stream>>>(x, y, half, nhwc, n, channels, positions, scale,
+	scale_shift_act<<<kc_blocks_for(n), KC_THREADS, 0, stream>>>(x, y, half, nhwc, n, channels, positions, scale,
 	                                                          shift, act);
 	return (int)cudaGetLastError();
 }
@@ -173,7 +165,7 @@ kc_eltwise(const void *a, const void *b, void *y, int half, int rank, const int6
 	}
 	if (n <= 0)
 		return cudaSuccess;
-	eltwise<<<blocks_for(n), KC_THREADS, 0, stream>>>(a, b, y, half, n, g, op, act);
+	eltwise<<<kc_blocks_for(n), KC_THREADS, 0, stream>>>(a, b, y, half, n, g, op, act);
 	return (int)cudaGetLastError();
 }
 
@@ -284,7 +276,7 @@ kc_batch_norm_fold(const float *scale, const float *bias, const float *mean, con
 {
 	if (channels <= 0)
 		return cudaSuccess;
-	batch_norm_fold<<<blocks_for(channels), KC_THREADS, 0, stream>>>(scale, bias, mean, variance, epsilon, a, b,
+	batch_norm_fold<<<kc_blocks_for(channels), KC_THREADS, 0, stream>>>(scale, bias, mean, variance, epsilon, a, b,
 	                                                                 channels);
 	return (int)cudaGetLastError();
 }
@@ -334,6 +326,6 @@ kc_resize(const void *x, void *y, int half, const kc_resample *g, const int64_t 
 		n *= g->out[d];
 	if (n <= 0)
 		return cudaSuccess;
-	resize<<<blocks_for(n), KC_THREADS, 0, stream>>>(x, y, half, n, *g, index, weight);
+	resize<<<kc_blocks_for(n), KC_THREADS, 0, stream>>>(x, y, half, n, *g, index, weight);
 	return (int)cudaGetLastError();
 }

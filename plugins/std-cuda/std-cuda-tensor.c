@@ -567,21 +567,9 @@ resize_prepare(st_exec_layer *L, const st_host_api *api)
 		api->fail(L, "the cuda resize takes an input and output of one rank, at most %d", KC_MAX_DIMS);
 		return -1;
 	}
-	for (int k = 0; k < in->rank; k++) {
-		if (in->dims[k] == 0 && out->dims[k] != 0) {
-			api->fail(L, "axis %d of the input is empty, so it cannot be resized to %lld", k,
-			          (long long)out->dims[k]);
-			return -1;
-		}
-	}
-	k_resize_desc d = {
-		.mode = (k_resize_mode)L->params[RESIZE_MODE].i,
-		.coord = (k_coord_mode)L->params[RESIZE_COORDINATES].i,
-		.nearest = (k_nearest_mode)L->params[RESIZE_NEAREST_MODE].i,
-		.cubic_a = (float)L->params[RESIZE_CUBIC_A].f,
-		.exclude_outside = L->params[RESIZE_EXCLUDE_OUTSIDE].b,
-	};
-	std_resize_scales(L, d.scales);
+	k_resize_desc d;
+	if (std_resize_desc(L, api, &d) != 0)
+		return -1;
 	void *memory = malloc(k_resize_plan_bytes(&d, in, out));
 	if (memory == NULL)
 		abort();

@@ -2,6 +2,7 @@
  * size checks and weight declarations, with their messages. */
 #include "config.h"
 
+#include "k-tensor.h"
 #include "std.h"
 
 const char *
@@ -117,4 +118,31 @@ std_eltwise_operand_shape(const st_exec_layer *L, int i)
 	v.dims[0] = s->rank == 2 ? s->dims[0] : 1;
 	v.dims[1] = s->dims[s->rank - 1];
 	return v;
+}
+
+int
+std_resize_desc(st_exec_layer *L, const st_host_api *api, k_resize_desc *d)
+{
+	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
+	*d = (k_resize_desc){
+		.mode = (k_resize_mode)L->params[RESIZE_MODE].i,
+		.coord = (k_coord_mode)L->params[RESIZE_COORDINATES].i,
+		.nearest = (k_nearest_mode)L->params[RESIZE_NEAREST_MODE].i,
+		.cubic_a = (float)L->params[RESIZE_CUBIC_A].f,
+		.exclude_outside = L->params[RESIZE_EXCLUDE_OUTSIDE].b,
+	};
+	if (in->rank != out->rank || in->dtype != out->dtype) {
+		api->fail(L, "input and output differ in rank or dtype");
+		return -1;
+	}
+	/* Sizes can ask for elements out of an empty axis: there is nothing to take them from. */
+	for (int k = 0; k < in->rank; k++) {
+		if (in->dims[k] == 0 && out->dims[k] != 0) {
+			api->fail(L, "axis %d of the input is empty, so it cannot be resized to %lld", k,
+			          (long long)out->dims[k]);
+			return -1;
+		}
+	}
+	std_resize_scales(L, d->scales);
+	return 0;
 }

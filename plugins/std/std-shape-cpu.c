@@ -21,30 +21,13 @@ static int
 resize_prepare(st_exec_layer *L, const st_host_api *api)
 {
 	const st_shape *in = &L->inputs[0].shape, *out = &L->outputs[0].shape;
-	k_resize_desc d = {
-		.mode = (k_resize_mode)L->params[RESIZE_MODE].i,
-		.coord = (k_coord_mode)L->params[RESIZE_COORDINATES].i,
-		.nearest = (k_nearest_mode)L->params[RESIZE_NEAREST_MODE].i,
-		.cubic_a = (float)L->params[RESIZE_CUBIC_A].f,
-		.exclude_outside = L->params[RESIZE_EXCLUDE_OUTSIDE].b,
-	};
-	if (in->rank != out->rank || in->dtype != out->dtype) {
-		api->fail(L, "input and output differ in rank or dtype");
+	k_resize_desc d;
+	if (std_resize_desc(L, api, &d) != 0)
 		return -1;
-	}
-	/* Sizes can ask for elements out of an empty axis: there is nothing to take them from. */
-	for (int k = 0; k < in->rank; k++) {
-		if (in->dims[k] == 0 && out->dims[k] != 0) {
-			api->fail(L, "axis %d of the input is empty, so it cannot be resized to %lld", k,
-			          (long long)out->dims[k]);
-			return -1;
-		}
-	}
 	if (d.mode != K_RESIZE_NEAREST && in->dtype != ST_DTYPE_FLOAT32 && in->dtype != ST_DTYPE_FLOAT16) {
 		api->fail(L, "mode linear and cubic need float32 or float16, not %s", api->dtype_name(in->dtype));
 		return -1;
 	}
-	std_resize_scales(L, d.scales);
 	/* The plan holds the taps of every output index: rebuild it for these shapes. */
 	free(L->state);
 	L->state = malloc(k_resize_plan_bytes(&d, in, out));

@@ -150,6 +150,12 @@ int std_deconv_window(st_exec_layer *L, const st_host_api *api, struct k_window 
  * given scale where scales set the size, out/in (in float32, as ONNX
  * Runtime divides) where sizes did, 1 on axes the list does not cover. */
 void std_resize_scales(const st_exec_layer *L, float *scales);
+struct k_resize_desc;
+/* What resize layer L does (modes and scales), for the CPU's kernels and
+ * other backends' tables; fails when input and output differ in rank or
+ * dtype or an empty input axis would have to grow. 0, or -1 after
+ * api->fail. */
+int std_resize_desc(st_exec_layer *L, const st_host_api *api, struct k_resize_desc *d);
 /* The shape elementwise operand i broadcasts with: under broadcast channel
  * a per-channel vector ([C], [1,C], [N,C]) lines up with axis 1 of input 0,
  * as [1 or N, C, 1, ...] of input 0's rank; numpy rules then agree. */
